@@ -1,0 +1,68 @@
+// Owns the `generate` command: arguments to options, a progress line, the
+// one-line summary (or JSON), and the exit status (1 if any record was rejected).
+
+import type { Command } from 'commander';
+import { join } from 'node:path';
+import { generateDataset } from '../factory/generate-dataset.js';
+import { loadLane } from '../lanes/lane-loader.js';
+import { parseSeedRange } from '../lanes/seed-range.js';
+import { percent, ProgressLine, type Streams, writeJson } from './output.js';
+
+interface GenerateFlags {
+  seeds?: string;
+  task?: string[];
+  out?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function registerGenerate(program: Command, streams: Streams, setExit: (status: number) => void): void {
+  program
+    .command('generate')
+    .summary('run a lane: produce, replay-verify and write episode records')
+    .description(
+      'Runs every (task, seed) episode of a lane against a fresh MCP world, replays each one on a second fresh world, ' +
+        'judges it with the hidden predicates, and writes verified records to <out>/episodes.jsonl. Episodes that do not ' +
+        'verify go to <out>/rejected.jsonl with the reason. Also writes traces/<record_id>.jsonl and manifest.json. ' +
+        'Same lane and seeds give byte-identical episodes.jsonl. Exit 0 when every episode verified, 1 if any was ' +
+        'rejected, 2 for a usage problem (bad lane, bad seeds).',
+    )
+    .argument('<lane>', 'a lane name (lanes/<name>.json) or a path to a lane file')
+    .option('--seeds <A..B>', "seed range, both ends inclusive (default: the lane's seeds)")
+    .option('--task <id...>', 'only these task ids (default: every task)')
+    .option('--out <dir>', 'output directory (default: datasets/<lane>)')
+    .option('--json', 'print the summary as one JSON object on stdout')
+    .option('--quiet', 'no progress line')
+    .addHelpText('after', '\nExamples:\n  episode-factory generate tool-world-v1\n  episode-factory generate tool-world-v1 --seeds 0..99 --out /tmp/big --json\n  episode-factory generate lanes/my-lane.json --task close-named-issue --seeds 3..3')
+    .action(async (laneReference: string, flags: GenerateFlags) => {
+      const lane = loadLane(laneReference);
+      const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
+      const outDir = flags.out ?? join('datasets', lane.name);
+      const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
+      let rejectedSoFar = 0;
+      const summary = await generateDataset({
+        lane,
+        outDir,
+        seeds,
+        tasks: flags.task,
+        onEpisode: (episode) => {
+          if (episode.status === 'rejected') rejectedSoFar++;
+          progress.update(`generate ${lane.name}: ${episode.done}/${episode.total} episodes, ${rejectedSoFar} rejected — ${episode.record_id}`);
+        },
+      });
+      progress.clear();
+      if (flags.json) {
+        writeJson(streams, summary);
+      } else {
+        for (const rejection of summary.rejections) {
+          streams.stderr.write(`REJECTED ${rejection.record_id} (${rejection.stage}): ${rejection.reason}\n`);
+        }
+        streams.stdout.write(
+          `generate ${summary.lane}: ${summary.episodes} episodes, ${summary.written} records written, ${summary.rejected} rejected, ` +
+            `tasks completed ${summary.completed}/${summary.written} (${percent(summary.completion_rate)}), ` +
+            `wall ${summary.wall_seconds.toFixed(2)}s -> ${summary.out_dir}\n`,
+        );
+      }
+      setExit(summary.rejected > 0 ? 1 : 0);
+    });
+}

@@ -1,0 +1,53 @@
+// Owns how the CLI talks to people and scripts: errors on stderr with the fix
+// on the same line, problems one per line, a live progress line only on a
+// terminal, and JSON on stdout when asked.
+
+import { FactoryError } from '../core/errors.js';
+
+export const PROGRAM = 'episode-factory';
+
+export interface Streams {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+export const processStreams: Streams = { stdout: process.stdout, stderr: process.stderr };
+
+/** Prints an error and returns the exit status it maps to. */
+export function reportError(error: unknown, streams: Streams): number {
+  if (error instanceof FactoryError) {
+    for (const problem of error.problems) streams.stderr.write(`  ${problem.where}: ${problem.reason}\n`);
+    streams.stderr.write(`${PROGRAM}: ${error.message}${error.fix ? ` — fix: ${error.fix}` : ''}\n`);
+    return error.exitStatus;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  streams.stderr.write(`${PROGRAM}: internal error: ${message} — fix: this is a bug; rerun with EPISODE_FACTORY_DEBUG=1 for the stack and report it\n`);
+  if (process.env.EPISODE_FACTORY_DEBUG && error instanceof Error && error.stack) streams.stderr.write(error.stack + '\n');
+  return 2;
+}
+
+export function writeJson(streams: Streams, value: unknown): void {
+  streams.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** A one-line progress display that rewrites itself on a terminal and stays silent elsewhere. */
+export class ProgressLine {
+  private visible = false;
+  constructor(private readonly stream: Streams['stderr'], private readonly enabled: boolean) {}
+
+  update(text: string): void {
+    if (!this.enabled || !this.stream.isTTY) return;
+    const width = (this.stream as { columns?: number }).columns ?? 100;
+    this.stream.write(`\r${text.slice(0, width - 1).padEnd(Math.min(width - 1, text.length))}\x1b[K`);
+    this.visible = true;
+  }
+
+  clear(): void {
+    if (this.visible) this.stream.write('\r\x1b[K');
+    this.visible = false;
+  }
+}
+
+export function percent(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)}%`;
+}

@@ -1,0 +1,50 @@
+// Owns the `replay` command: re-verify a dataset from its records alone and
+// name every record that no longer verifies (exit 1).
+
+import type { Command } from 'commander';
+import { replayDataset } from '../factory/replay-dataset.js';
+import { ProgressLine, type Streams, writeJson } from './output.js';
+
+interface ReplayFlags {
+  record?: string[];
+  lane?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function registerReplay(program: Command, streams: Streams, setExit: (status: number) => void): void {
+  program
+    .command('replay')
+    .summary("re-verify a dataset's records from the records alone")
+    .description(
+      'For every record in <dir>/episodes.jsonl: find its lane by name and check the lane still has the hash the record ' +
+        'carries, rebuild the world from the seed, re-issue the recorded calls through a real MCP server, and require every ' +
+        'tool result, the final snapshot hash, every hidden predicate verdict and the recovery accounting to equal the ' +
+        'record. Exit 0 when all verify, 1 naming each record that does not (or each corrupt line), 2 for a usage problem.',
+    )
+    .argument('<dir>', 'a dataset directory written by generate')
+    .option('--record <id...>', 'only these record ids')
+    .option('--lane <lane>', "replay against this lane (name or path) instead of each record's own lane name")
+    .option('--json', 'print the summary as one JSON object on stdout')
+    .option('--quiet', 'no progress line')
+    .action(async (dir: string, flags: ReplayFlags) => {
+      const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
+      const summary = await replayDataset(dir, {
+        recordIds: flags.record,
+        lane: flags.lane,
+        onRecord: (done, total) => progress.update(`replay ${dir}: ${done}/${total} records`),
+      });
+      progress.clear();
+      if (flags.json) {
+        writeJson(streams, summary);
+      } else {
+        for (const failure of summary.failures) {
+          for (const problem of failure.problems) streams.stdout.write(`FAIL ${failure.where}: ${problem}\n`);
+        }
+        streams.stdout.write(
+          `replay ${dir}: ${summary.records} records, ${summary.verified} verified, ${summary.failed} failed (wall ${summary.wall_seconds.toFixed(2)}s)\n`,
+        );
+      }
+      setExit(summary.failed > 0 ? 1 : 0);
+    });
+}

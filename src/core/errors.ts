@@ -1,0 +1,61 @@
+// Owns the typed errors of the factory. A configuration or programming problem
+// is a FactoryError with a stable code; the CLI maps the code to an exit status
+// (0 success, 1 a check or gate failed, 2 a usage or precondition problem) and
+// prints the message with its fix on the same line.
+
+export type ErrorCode =
+  | 'usage'
+  | 'lane_not_found'
+  | 'lane_invalid'
+  | 'world_unknown'
+  | 'input_invalid'
+  | 'dataset_not_found'
+  | 'dataset_corrupt'
+  | 'precondition'
+  | 'check_failed'
+  | 'internal';
+
+const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
+  usage: 2,
+  lane_not_found: 2,
+  lane_invalid: 2,
+  world_unknown: 2,
+  input_invalid: 2,
+  dataset_not_found: 2,
+  dataset_corrupt: 2,
+  precondition: 2,
+  check_failed: 1,
+  internal: 2,
+};
+
+export interface Problem {
+  /** Where: a file, optionally with a JSON pointer into it. */
+  where: string;
+  reason: string;
+}
+
+export class FactoryError extends Error {
+  readonly code: ErrorCode;
+  readonly fix: string | undefined;
+  readonly problems: readonly Problem[];
+
+  constructor(code: ErrorCode, message: string, options: { fix?: string; problems?: readonly Problem[]; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'FactoryError';
+    this.code = code;
+    this.fix = options.fix;
+    this.problems = options.problems ?? [];
+  }
+
+  get exitStatus(): 1 | 2 {
+    return EXIT_STATUS[this.code];
+  }
+}
+
+export function isFactoryError(error: unknown): error is FactoryError {
+  return error instanceof FactoryError;
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,78 @@
+// Owns seeded randomness. Every random choice that can reach a record comes
+// from a substream named by a label, seeded by sha256(seed, label), so adding a
+// draw to one concern (say, text) never shifts the draws of another (say, faults).
+
+import seedrandom from 'seedrandom';
+import { sha256Hex } from './hashing.js';
+
+export interface Random {
+  /** Uniform float in [0, 1). */
+  next(): number;
+  /** Uniform integer in [min, max], both inclusive. */
+  int(min: number, max: number): number;
+  chance(probability: number): boolean;
+  pick<T>(items: readonly T[]): T;
+  /** A shuffled copy; the input is not touched. */
+  shuffle<T>(items: readonly T[]): T[];
+  /** `count` distinct items, in draw order. */
+  sample<T>(items: readonly T[], count: number): T[];
+  /** Picks a key with probability proportional to its weight. */
+  weighted<K extends string>(weights: Readonly<Record<K, number>>): K;
+  hex(length: number): string;
+}
+
+export function substream(seed: number | string, label: string): Random {
+  const generator = seedrandom.xor4096(sha256Hex(`${seed}\u0000${label}`));
+  return wrap(() => generator.double());
+}
+
+function wrap(source: () => number): Random {
+  const random: Random = {
+    next: source,
+    int(min, max) {
+      if (!Number.isInteger(min) || !Number.isInteger(max) || max < min) {
+        throw new RangeError(`int(${min}, ${max}): bounds must be integers with min <= max`);
+      }
+      return min + Math.floor(source() * (max - min + 1));
+    },
+    chance(probability) {
+      return source() < probability;
+    },
+    pick(items) {
+      if (items.length === 0) throw new RangeError('pick from an empty list');
+      return items[Math.floor(source() * items.length)] as (typeof items)[number];
+    },
+    shuffle(items) {
+      const copy = items.slice();
+      for (let index = copy.length - 1; index > 0; index--) {
+        const other = Math.floor(source() * (index + 1));
+        [copy[index], copy[other]] = [copy[other]!, copy[index]!];
+      }
+      return copy;
+    },
+    sample(items, count) {
+      if (count > items.length) throw new RangeError(`sample ${count} from ${items.length} items`);
+      return random.shuffle(items).slice(0, count);
+    },
+    weighted(weights) {
+      const entries = (Object.keys(weights) as (keyof typeof weights)[])
+        .sort()
+        .map((key) => [key, weights[key]] as const)
+        .filter(([, weight]) => weight > 0);
+      const total = entries.reduce((sum, [, weight]) => sum + weight, 0);
+      if (entries.length === 0 || !(total > 0)) throw new RangeError('weighted pick needs a positive weight');
+      let point = source() * total;
+      for (const [key, weight] of entries) {
+        point -= weight;
+        if (point < 0) return key;
+      }
+      return entries[entries.length - 1]![0];
+    },
+    hex(length) {
+      let out = '';
+      for (let index = 0; index < length; index++) out += Math.floor(source() * 16).toString(16);
+      return out;
+    },
+  };
+  return random;
+}

@@ -1,0 +1,151 @@
+// Owns JSON Schema validation (Ajv, draft 2020-12, every error collected) and
+// the translation of Ajv's errors into `{path, reason}` pairs a model or a user
+// can act on. Validators are compiled once per distinct schema and reused.
+
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { canonicalJson } from './canonical-json.js';
+
+export interface FieldError {
+  /** Dotted path into the value (`fields.due_on`, `labels[1]`); `(root)` for the value itself. */
+  path: string;
+  reason: string;
+}
+
+export type Validator = (value: unknown) => FieldError[];
+
+function createAjv(strict: boolean): Ajv2020 {
+  // Strict catches unknown keywords and bad formats in our own schemas; the
+  // required-in-oneOf and implicit-type styles it would also reject are ones
+  // draft 2020-12 allows and our schemas use on purpose.
+  const ajv = new Ajv2020({
+    allErrors: true,
+    verbose: true,
+    strict,
+    strictRequired: false,
+    strictTypes: false,
+    strictTuples: false,
+    validateFormats: true,
+  });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+/** Tool schemas come from servers we do not control: tolerate unknown keywords. */
+const lenient = createAjv(false);
+/** The factory's own file schemas: a typo in them is a bug to catch. */
+const strictAjv = createAjv(true);
+const cache = new Map<string, ValidateFunction>();
+
+export interface CompileOptions {
+  /** For the factory's own schemas: unknown keywords are errors. */
+  strict?: boolean;
+  /** Report locations as JSON pointers (`/tasks/0/id`) rather than dotted paths. */
+  pointers?: boolean;
+}
+
+export function compileValidator(schema: object, options: CompileOptions = {}): Validator {
+  const strict = options.strict ?? false;
+  const style = options.pointers ? 'pointer' : 'dotted';
+  const key = (strict ? 'S' : 'L') + canonicalJson(schema);
+  let validate = cache.get(key);
+  if (!validate) {
+    validate = (strict ? strictAjv : lenient).compile(schema);
+    cache.set(key, validate);
+  }
+  const compiled = validate;
+  return (value) => (compiled(value) ? [] : toFieldErrors(compiled.errors ?? [], style));
+}
+
+/** Registers a schema by its `$id` so others can `$ref` it. */
+export function registerSchema(schema: object & { $id?: string }): void {
+  if (schema.$id && !strictAjv.getSchema(schema.$id)) strictAjv.addSchema(schema);
+}
+
+export function toFieldErrors(errors: readonly ErrorObject[], style: 'dotted' | 'pointer' = 'dotted'): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  // anyOf/oneOf report each branch's failure and then a summary; the branches
+  // are noise to a caller, so keep only the summary for those locations.
+  const branchParents = new Set(
+    errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf').map((error) => error.instancePath),
+  );
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf' && error.keyword !== 'oneOf' && branchParents.has(error.instancePath) && error.schemaPath.includes('Of/')) {
+      continue;
+    }
+    const entry = describe(error, style);
+    const key = entry.path + '\u0000' + entry.reason;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(entry);
+  }
+  return out;
+}
+
+function describe(error: ErrorObject, style: 'dotted' | 'pointer'): FieldError {
+  const base = style === 'pointer' ? error.instancePath : instancePathToDotted(error.instancePath);
+  const join = (parent: string, field: string): string =>
+    style === 'pointer' ? `${parent}/${field.replace(/~/g, '~0').replace(/\//g, '~1')}` : parent ? `${parent}.${field}` : field;
+  const root = style === 'pointer' ? '' : '(root)';
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { path: join(base, String(params.missingProperty)), reason: 'missing required argument' };
+    case 'additionalProperties':
+      return { path: join(base, String(params.additionalProperty)), reason: 'unknown field' };
+    case 'unevaluatedProperties':
+      return { path: join(base, String(params.unevaluatedProperty)), reason: 'unknown field' };
+    case 'type':
+      return { path: base || root, reason: `expected ${String(params.type).replace(/,/g, ' or ')}, got ${typeName(error.data)}` };
+    case 'enum':
+      return { path: base || root, reason: `must be one of: ${(params.allowedValues as unknown[]).map(String).join(', ')}` };
+    case 'const':
+      return { path: base || root, reason: `must be ${JSON.stringify(params.allowedValue)}` };
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return { path: base || root, reason: `must be ${params.comparison} ${params.limit}` };
+    case 'minLength':
+      return { path: base || root, reason: `must be at least ${params.limit} characters` };
+    case 'maxLength':
+      return { path: base || root, reason: `must be at most ${params.limit} characters` };
+    case 'minItems':
+      return { path: base || root, reason: `must have at least ${params.limit} items` };
+    case 'maxItems':
+      return { path: base || root, reason: `must have at most ${params.limit} items` };
+    case 'minProperties':
+      return { path: base || root, reason: `must have at least ${params.limit} fields` };
+    case 'uniqueItems':
+      return { path: base || root, reason: `must not repeat items (items ${params.j} and ${params.i} are equal)` };
+    case 'format':
+      return { path: base || root, reason: `must be a valid ${params.format}` };
+    case 'pattern':
+      return { path: base || root, reason: `must match the pattern ${params.pattern}` };
+    default:
+      return { path: base || root, reason: error.message ?? error.keyword };
+  }
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+export function instancePathToDotted(instancePath: string): string {
+  if (!instancePath) return '';
+  let out = '';
+  for (const raw of instancePath.slice(1).split('/')) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^[0-9]+$/.test(token)) out += `[${token}]`;
+    else out += out ? `.${token}` : token;
+  }
+  return out;
+}
+
+export function formatFieldErrors(errors: readonly FieldError[]): string {
+  return errors.map((error) => `${error.path}: ${error.reason}`).join('; ');
+}

@@ -1,0 +1,161 @@
+// Owns `generate`: plan the lane's episodes, produce each one, validate it
+// against the record schema, replay it from its own serialized record, and
+// write it to episodes.jsonl, or to rejected.jsonl with the reason. Output
+// goes to a staging directory first and replaces the old dataset only when
+// the run is complete, so a crash never leaves a half-old, half-new dataset.
+
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { errorMessage } from '../core/errors.js';
+import { planEpisodes, recordId } from '../lanes/episode-plan.js';
+import type { Lane, SeedRange } from '../lanes/lane.js';
+import { formatSeedRange } from '../lanes/seed-range.js';
+import { TaskBindingError } from '../lanes/task-instance.js';
+import type { EpisodeRecord, RejectedRow } from '../records/episode-record.js';
+import { JsonlAppender } from '../records/jsonl.js';
+import { MANIFEST_FILE, writeManifest } from '../records/manifest.js';
+import { validateAgainst } from '../records/schema-registry.js';
+import { Trace } from '../runner/trace.js';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import { produceEpisode } from '../verify/episode-production.js';
+import { replayRecord } from '../verify/replay.js';
+import { policyFactoryFor } from './policy-selection.js';
+import { resolveProducedAt } from './produced-at.js';
+
+export const EPISODES_FILE = 'episodes.jsonl';
+export const REJECTED_FILE = 'rejected.jsonl';
+export const TRACES_DIR = 'traces';
+const STAGING_DIR = '.partial';
+
+export interface GenerateOptions {
+  lane: Lane;
+  outDir: string;
+  seeds?: SeedRange;
+  tasks?: string[];
+  onEpisode?: (progress: EpisodeProgress) => void;
+}
+
+export interface EpisodeProgress {
+  done: number;
+  total: number;
+  record_id: string;
+  status: 'written' | 'rejected';
+  task_completed: boolean;
+}
+
+export interface GenerateSummary {
+  lane: string;
+  lane_sha256: string;
+  out_dir: string;
+  seeds: string;
+  tasks: string[];
+  episodes: number;
+  written: number;
+  rejected: number;
+  completed: number;
+  completion_rate: number;
+  wall_seconds: number;
+  rejections: { record_id: string; stage: string; reason: string }[];
+}
+
+export async function generateDataset(options: GenerateOptions): Promise<GenerateSummary> {
+  const started = performance.now();
+  const { lane, outDir } = options;
+  const seeds = options.seeds ?? lane.seeds;
+  const plan = planEpisodes(lane, seeds, options.tasks);
+  const producedAt = resolveProducedAt(lane);
+  const policyFor = policyFactoryFor(lane);
+  const runId = `run-${randomUUID()}`;
+
+  const staging = join(outDir, STAGING_DIR);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(join(staging, TRACES_DIR), { recursive: true });
+  const episodes = new JsonlAppender(join(staging, EPISODES_FILE));
+  const rejected = new JsonlAppender(join(staging, REJECTED_FILE));
+  const traceFiles: string[] = [];
+  const rejections: GenerateSummary['rejections'] = [];
+  let completed = 0;
+
+  for (const [index, spec] of plan.entries()) {
+    const id = recordId(lane.name, spec.task.id, spec.seed);
+    traceFiles.push(`${id}.jsonl`);
+    const trace = new Trace(runId, new JsonlAppender(join(staging, TRACES_DIR, `${id}.jsonl`)));
+    const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null) => {
+      const row: RejectedRow = { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record };
+      rejected.append(row);
+      rejections.push({ record_id: id, stage, reason });
+      trace.phase('verify').emit('record_rejected', { stage, reason });
+    };
+    let status: EpisodeProgress['status'] = 'rejected';
+    let taskCompleted = false;
+    try {
+      const record = await produceEpisode(spec, policyFor, { producedAt, trace: trace.phase('generate') });
+      const line = JSON.stringify(record);
+      const schemaErrors = validateAgainst('episode-record.v1', record);
+      if (schemaErrors.length > 0) {
+        reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
+      } else {
+        // Replay what will be stored, not the object in memory: a value that
+        // does not survive JSON serialization must fail here, not later.
+        const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay') });
+        if (!verdict.ok) {
+          reject('replay', verdict.problems.join('; '), record);
+        } else {
+          episodes.append(record, line);
+          status = 'written';
+          taskCompleted = record.result.task_completed;
+          if (taskCompleted) completed++;
+          trace.phase('verify').emit('record_written', { task_completed: taskCompleted });
+        }
+      }
+    } catch (error) {
+      reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
+    } finally {
+      trace.close();
+    }
+    options.onEpisode?.({ done: index + 1, total: plan.length, record_id: id, status, task_completed: taskCompleted });
+  }
+
+  episodes.close({ sync: true });
+  rejected.close({ sync: true });
+  publish(staging, outDir);
+
+  const tasks = [...new Set(plan.map((spec) => spec.task.id))];
+  await writeManifest(
+    outDir,
+    {
+      lane: lane.name,
+      lane_sha256: lane.sha256,
+      factory_version: FACTORY_VERSION,
+      seeds: formatSeedRange(seeds),
+      tasks,
+      counts: { episodes: plan.length, records: episodes.rows, rejected: rejected.rows, completed },
+    },
+    [join(outDir, EPISODES_FILE), join(outDir, REJECTED_FILE), ...traceFiles.map((file) => join(outDir, TRACES_DIR, file))],
+  );
+
+  return {
+    lane: lane.name,
+    lane_sha256: lane.sha256,
+    out_dir: outDir,
+    seeds: formatSeedRange(seeds),
+    tasks,
+    episodes: plan.length,
+    written: episodes.rows,
+    rejected: rejected.rows,
+    completed,
+    completion_rate: episodes.rows === 0 ? 0 : completed / episodes.rows,
+    wall_seconds: Math.round(performance.now() - started) / 1000,
+    rejections,
+  };
+}
+
+/** Moves a finished run from staging into place, replacing the previous dataset's files. */
+function publish(staging: string, outDir: string): void {
+  rmSync(join(outDir, MANIFEST_FILE), { force: true });
+  for (const file of [EPISODES_FILE, REJECTED_FILE]) renameSync(join(staging, file), join(outDir, file));
+  rmSync(join(outDir, TRACES_DIR), { recursive: true, force: true });
+  renameSync(join(staging, TRACES_DIR), join(outDir, TRACES_DIR));
+  rmSync(staging, { recursive: true, force: true });
+}

@@ -1,0 +1,104 @@
+// Owns `replay DIR`: re-verify every record of a dataset from the records
+// alone. Lanes are found by the name each record carries and must still hash
+// to the value it recorded; corrupt or torn lines are failures with their line
+// numbers, never skipped.
+
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { errorMessage, FactoryError } from '../core/errors.js';
+import type { Lane } from '../lanes/lane.js';
+import { loadLane } from '../lanes/lane-loader.js';
+import { readJsonl } from '../records/jsonl.js';
+import { replayRecord } from '../verify/replay.js';
+import { EPISODES_FILE } from './generate-dataset.js';
+
+export interface ReplayFailure {
+  /** The record id, or `episodes.jsonl:<line>` for a line that is not a record. */
+  where: string;
+  problems: string[];
+}
+
+export interface ReplayDatasetSummary {
+  dir: string;
+  records: number;
+  verified: number;
+  failed: number;
+  failures: ReplayFailure[];
+  wall_seconds: number;
+}
+
+export interface ReplayDatasetOptions {
+  recordIds?: string[];
+  /** A lane file to use instead of finding each record's lane by name. */
+  lane?: string;
+  onRecord?: (done: number, total: number, ok: boolean) => void;
+}
+
+export async function replayDataset(dir: string, options: ReplayDatasetOptions = {}): Promise<ReplayDatasetSummary> {
+  const started = performance.now();
+  const file = join(dir, EPISODES_FILE);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new FactoryError('dataset_not_found', `${dir} is not a directory`, { fix: 'pass the directory `generate` wrote, e.g. datasets/tool-world-v1' });
+  }
+  if (!existsSync(file)) {
+    throw new FactoryError('dataset_not_found', `${dir} has no ${EPISODES_FILE}`, { fix: 'run `episode-factory generate <lane> --out ' + dir + '` first' });
+  }
+  const { rows, problems } = await readJsonl(file);
+  const failures: ReplayFailure[] = problems.map((problem) => ({ where: `${EPISODES_FILE}:${problem.line}`, problems: [problem.reason] }));
+
+  let selected = rows;
+  if (options.recordIds && options.recordIds.length > 0) {
+    const wanted = new Set(options.recordIds);
+    selected = rows.filter((row) => wanted.has((row.value as { record_id?: string })?.record_id ?? ''));
+    const found = new Set(selected.map((row) => (row.value as { record_id: string }).record_id));
+    const missing = options.recordIds.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      throw new FactoryError('usage', `${file} has no record ${missing.map((id) => `"${id}"`).join(', ')}`, { fix: 'check the id against the record_id fields of the file' });
+    }
+  }
+
+  const lanes = new Map<string, Lane | Error>();
+  const laneFor = (name: string): Lane | Error => {
+    const key = options.lane ?? name;
+    if (!lanes.has(key)) {
+      try {
+        lanes.set(key, loadLane(key));
+      } catch (error) {
+        lanes.set(key, error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+    return lanes.get(key)!;
+  };
+
+  let verified = 0;
+  for (const [index, row] of selected.entries()) {
+    const value = row.value as { record_id?: unknown; provenance?: { lineage?: { lane?: unknown } } };
+    const where = typeof value?.record_id === 'string' ? value.record_id : `${EPISODES_FILE}:${row.line}`;
+    const laneName = value?.provenance?.lineage?.lane;
+    let ok = false;
+    if (typeof laneName !== 'string') {
+      failures.push({ where, problems: [`line ${row.line} has no provenance.lineage.lane`] });
+    } else {
+      const lane = laneFor(laneName);
+      if (lane instanceof Error) {
+        const fix = lane instanceof FactoryError && lane.fix ? ` (${lane.fix})` : '';
+        failures.push({ where, problems: [`cannot load lane "${laneName}": ${errorMessage(lane)}${fix}`] });
+      } else {
+        const verdict = await replayRecord(row.value, lane);
+        ok = verdict.ok;
+        if (ok) verified++;
+        else failures.push({ where, problems: verdict.problems });
+      }
+    }
+    options.onRecord?.(index + 1, selected.length, ok);
+  }
+
+  return {
+    dir,
+    records: selected.length,
+    verified,
+    failed: failures.length,
+    failures,
+    wall_seconds: Math.round(performance.now() - started) / 1000,
+  };
+}

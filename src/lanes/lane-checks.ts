@@ -1,0 +1,163 @@
+// Owns the checks a lane must pass beyond its JSON Schema: names that must
+// resolve (world, tools, variants), template references that must be defined
+// before use, and predicates built of exactly one operator. Every problem is
+// collected with the JSON pointer where it is, never just the first one.
+
+import type { Problem } from '../core/errors.js';
+import { formatPointer, parsePointer } from '../core/json-pointer.js';
+import { compileValidator } from '../core/schema-validator.js';
+import { deepTemplateRoots, templateRoots } from '../core/template.js';
+import { SCRIPTED_VARIANTS } from '../policy/scripted-policy.js';
+import { findWorld, worldNames } from '../world/world-registry.js';
+import type { LaneDocument, Predicate, Task } from './lane.js';
+
+export function checkLane(document: LaneDocument, file: string, expectedName: string | undefined): Problem[] {
+  const problems: Problem[] = [];
+  const at = (tokens: (string | number)[], reason: string) => problems.push({ where: `${file}: ${formatPointer(tokens)}`, reason });
+
+  if (expectedName !== undefined && document.name !== expectedName) {
+    at(['name'], `is "${document.name}" but the file is ${expectedName}.json; rename one so they match`);
+  }
+
+  const world = findWorld(document.world.name);
+  if (!world) {
+    at(['world', 'name'], `unknown world "${document.world.name}"; known worlds: ${worldNames().join(', ')}`);
+  } else {
+    for (const error of compileValidator(world.configSchema, { pointers: true })(document.world.config ?? {})) {
+      at(['world', 'config', ...parsePointer(error.path)], error.reason);
+    }
+  }
+
+  for (const variant of Object.keys(document.policy.variants ?? {})) {
+    if (!(SCRIPTED_VARIANTS as readonly string[]).includes(variant)) {
+      at(['policy', 'variants', variant], `unknown variant; scripted variants are: ${SCRIPTED_VARIANTS.join(', ')}`);
+    }
+  }
+  if (document.policy.variants && Object.values(document.policy.variants).every((weight) => weight === 0)) {
+    at(['policy', 'variants'], 'every weight is 0; give at least one variant a positive weight');
+  }
+
+  const [from, to] = document.seeds.split('..').map(Number);
+  if (from! > to!) at(['seeds'], `"${document.seeds}" ends before it starts; write ${to}..${from}`);
+
+  const toolNames = new Set(world?.tools.map((tool) => tool.name) ?? []);
+  const seen = new Set<string>();
+  document.tasks.forEach((task, index) => {
+    if (seen.has(task.id)) at(['tasks', index, 'id'], `duplicate task id "${task.id}"`);
+    seen.add(task.id);
+    checkTask(task, ['tasks', index], world ? toolNames : undefined, at);
+  });
+  return problems;
+}
+
+type Report = (tokens: (string | number)[], reason: string) => void;
+
+function checkReferences(text: unknown, known: ReadonlySet<string>, tokens: (string | number)[], at: Report): void {
+  let roots: string[];
+  try {
+    roots = typeof text === 'string' ? templateRoots(text) : deepTemplateRoots(text);
+  } catch (error) {
+    at(tokens, (error as Error).message);
+    return;
+  }
+  for (const root of new Set(roots)) {
+    if (!known.has(root)) {
+      at(tokens, `template refers to "${root}", which is not defined here (defined: ${[...known].join(', ') || 'nothing'})`);
+    }
+  }
+}
+
+function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
+  const params = new Set<string>();
+  for (const [name, spec] of Object.entries(task.params ?? {})) {
+    if ('from' in spec) {
+      checkReferences(spec.from, params, [...base, 'params', name, 'from'], at);
+      if (spec.where) checkReferences(spec.where, params, [...base, 'params', name, 'where'], at);
+    }
+    params.add(name);
+  }
+  checkReferences(task.user, params, [...base, 'user'], at);
+
+  const known = new Set(params);
+  task.solution.forEach((step, index) => {
+    const tokens = [...base, 'solution', index];
+    if ('answer' in step) {
+      if (index !== task.solution.length - 1) at(tokens, 'an answer must be the last step of a solution');
+      checkReferences(step.answer, known, [...tokens, 'answer'], at);
+      return;
+    }
+    if (toolNames && !toolNames.has(step.call)) {
+      at([...tokens, 'call'], `unknown tool "${step.call}"; this world has: ${[...toolNames].join(', ')}`);
+    }
+    checkReferences(step.arguments, known, [...tokens, 'arguments'], at);
+    if (step.as) {
+      if (known.has(step.as)) at([...tokens, 'as'], `"${step.as}" is already defined`);
+      known.add(step.as);
+    }
+  });
+  const last = task.solution[task.solution.length - 1];
+  if (last && !('answer' in last)) at([...base, 'solution'], 'must end with an {"answer": ...} step');
+
+  const ids = new Set<string>();
+  task.predicates.forEach((predicate, index) => {
+    if (ids.has(predicate.id)) at([...base, 'predicates', index, 'id'], `duplicate predicate id "${predicate.id}"`);
+    ids.add(predicate.id);
+    checkPredicate(predicate, [...base, 'predicates', index], params, toolNames, at);
+  });
+}
+
+const PATH_OPERATORS = ['equals', 'contains', 'exists'] as const;
+const BOUNDS = ['equals', 'min', 'max'] as const;
+
+function checkPredicate(
+  predicate: Predicate,
+  tokens: (string | number)[],
+  params: ReadonlySet<string>,
+  toolNames: ReadonlySet<string> | undefined,
+  at: Report,
+): void {
+  const groups = (['all', 'any', 'not', 'path', 'unchanged', 'count', 'calls', 'answer'] as const).filter((key) => predicate[key] !== undefined);
+  if (groups.length !== 1) {
+    at(tokens, `needs exactly one of all, any, not, path, unchanged, count, calls, answer (found: ${groups.join(', ') || 'none'})`);
+    return;
+  }
+  const [group] = groups;
+  const present = (keys: readonly string[]) => keys.filter((key) => (predicate as Record<string, unknown>)[key] !== undefined);
+  const allowed: Record<string, readonly string[]> = {
+    all: [], any: [], not: [], answer: [],
+    path: PATH_OPERATORS, unchanged: ['except'], count: BOUNDS, calls: BOUNDS,
+  };
+  for (const key of ['equals', 'contains', 'exists', 'except', 'min', 'max']) {
+    if ((predicate as Record<string, unknown>)[key] !== undefined && !allowed[group!]!.includes(key)) {
+      at([...tokens, key], `is not used with "${group}"`);
+    }
+  }
+  if (group === 'path' && present(PATH_OPERATORS).length !== 1) {
+    at(tokens, 'a "path" predicate needs exactly one of equals, contains, exists');
+  }
+  if ((group === 'count' || group === 'calls') && present(BOUNDS).length === 0) {
+    at(tokens, `a "${group}" predicate needs equals, min or max`);
+  }
+  if (group === 'calls' && toolNames && !toolNames.has(predicate.calls!.tool)) {
+    at([...tokens, 'calls', 'tool'], `unknown tool "${predicate.calls!.tool}"`);
+  }
+  if (group === 'answer' && predicate.answer!.matches !== undefined) {
+    try {
+      new RegExp(predicate.answer!.matches, 'u');
+    } catch (error) {
+      at([...tokens, 'answer', 'matches'], `not a valid regular expression: ${(error as Error).message}`);
+    }
+  }
+  for (const pointerKey of ['path', 'unchanged'] as const) {
+    const pointer = predicate[pointerKey];
+    if (pointer !== undefined && pointer !== '' && !pointer.startsWith('/')) {
+      at([...tokens, pointerKey], `"${pointer}" is not a JSON pointer; start it with "/"`);
+    }
+  }
+  const { all, any, not, ...leaf } = predicate;
+  checkReferences(leaf, params, tokens, at);
+  for (const [key, children] of [['all', all], ['any', any]] as const) {
+    children?.forEach((child, index) => checkPredicate(child, [...tokens, key, index], params, toolNames, at));
+  }
+  if (not) checkPredicate(not, [...tokens, 'not'], params, toolNames, at);
+}

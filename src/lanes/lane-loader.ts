@@ -1,0 +1,104 @@
+// Owns finding, reading and validating lane files. A lane is found by name
+// (`lanes/<name>.json` under the working directory, then the factory's own
+// lanes) or by path. A malformed lane is rejected with every problem listed:
+// file, JSON pointer, reason.
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, isAbsolute, join, resolve } from 'node:path';
+import { FactoryError, type Problem } from '../core/errors.js';
+import { hashCanonical } from '../core/hashing.js';
+import { BUILTIN_LANES_DIR } from '../core/package-paths.js';
+import { validateAgainst } from '../records/schema-registry.js';
+import { DEFAULT_LIMITS } from '../runner/limits.js';
+import type { Lane, LaneDocument } from './lane.js';
+import { checkLane } from './lane-checks.js';
+import { parseSeedRange } from './seed-range.js';
+
+function validateLaneSchema(document: unknown): { where: string; reason: string }[] {
+  return validateAgainst('lane.v1', document).map((error) => ({ where: error.path || '/', reason: error.reason }));
+}
+
+/** Directories searched for lanes by name, in order. */
+export function laneDirectories(cwd = process.cwd()): string[] {
+  const local = resolve(cwd, 'lanes');
+  const builtin = resolve(BUILTIN_LANES_DIR);
+  return local === builtin ? [builtin] : [local, builtin];
+}
+
+function looksLikePath(reference: string): boolean {
+  return reference.endsWith('.json') || reference.includes('/') || reference.includes('\\') || isAbsolute(reference);
+}
+
+export function resolveLanePath(reference: string, cwd = process.cwd()): string {
+  if (looksLikePath(reference)) {
+    const path = resolve(cwd, reference);
+    if (!existsSync(path)) throw new FactoryError('lane_not_found', `lane file ${reference} does not exist`, { fix: 'check the path, or name a lane from `episode-factory lanes list`' });
+    return path;
+  }
+  for (const directory of laneDirectories(cwd)) {
+    const path = join(directory, `${reference}.json`);
+    if (existsSync(path)) return path;
+  }
+  const known = listLaneFiles(cwd).map((file) => basename(file, '.json'));
+  throw new FactoryError('lane_not_found', `no lane named "${reference}"`, {
+    fix: known.length ? `known lanes: ${known.join(', ')} (see \`episode-factory lanes list\`)` : 'add lanes/<name>.json, or pass a path to a lane file',
+  });
+}
+
+export function listLaneFiles(cwd = process.cwd()): string[] {
+  const byName = new Map<string, string>();
+  for (const directory of laneDirectories(cwd)) {
+    if (!existsSync(directory)) continue;
+    for (const file of readdirSync(directory).sort()) {
+      if (file.endsWith('.json') && !byName.has(file)) byName.set(file, join(directory, file));
+    }
+  }
+  return [...byName.values()];
+}
+
+export function loadLane(reference: string, cwd = process.cwd()): Lane {
+  const path = resolveLanePath(reference, cwd);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new FactoryError('lane_not_found', `cannot read lane ${path}: ${(error as Error).message}`, { fix: 'check the file permissions' });
+  }
+  return parseLane(text, path);
+}
+
+export function parseLane(text: string, path: string): Lane {
+  const file = displayPath(path);
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw invalid(file, [{ where: `${file}`, reason: `not valid JSON: ${(error as Error).message}` }]);
+  }
+  const schemaProblems: Problem[] = validateLaneSchema(document).map((problem) => ({ where: `${file}: ${problem.where}`, reason: problem.reason }));
+  if (schemaProblems.length > 0) throw invalid(file, schemaProblems);
+  const lane = document as LaneDocument;
+  const problems = checkLane(lane, file, basename(path, '.json'));
+  if (problems.length > 0) throw invalid(file, problems);
+  return {
+    document: lane,
+    name: lane.name,
+    path,
+    sha256: hashCanonical(lane),
+    limits: { ...DEFAULT_LIMITS, ...lane.limits },
+    variants: lane.policy.variants ?? { clean: 1 },
+    seeds: parseSeedRange(lane.seeds, `${file}: /seeds`),
+  };
+}
+
+function invalid(file: string, problems: Problem[]): FactoryError {
+  return new FactoryError('lane_invalid', `${file} is not a valid lane (${problems.length} problem${problems.length === 1 ? '' : 's'})`, {
+    fix: 'fix each problem listed above; the format is schemas/lane.v1.schema.json',
+    problems,
+  });
+}
+
+function displayPath(path: string): string {
+  const relative = path.startsWith(process.cwd() + '/') ? path.slice(process.cwd().length + 1) : path;
+  return relative;
+}

@@ -1,0 +1,95 @@
+// Owns the in-memory shape of a lane file (see schemas/lane.v1.schema.json)
+// and the defaults the factory applies where a lane is silent.
+
+import type { JsonObject, JsonValue } from '../core/json-value.js';
+import type { Limits } from '../runner/limits.js';
+
+export type Matcher =
+  | { equals: JsonValue }
+  | { not: JsonValue }
+  | { includes: JsonValue }
+  | { excludes: JsonValue }
+  | { contains: string }
+  | { in: JsonValue[] }
+  | { exists: boolean };
+
+export type Where = Record<string, JsonValue | Matcher>;
+
+export type ParamSpec =
+  | { from: string; where?: Where }
+  | { choice: JsonValue[] }
+  | { token: { length: number; prefix?: string } };
+
+export type SolutionStep = { call: string; arguments: JsonObject; as?: string } | { answer: string };
+
+export interface Query {
+  path: string;
+  where?: Where;
+  field: string;
+  snapshot?: 'initial' | 'final';
+}
+
+export interface Predicate {
+  id?: string;
+  description?: string;
+  all?: Predicate[];
+  any?: Predicate[];
+  not?: Predicate;
+  path?: string;
+  equals?: JsonValue;
+  contains?: JsonValue;
+  exists?: boolean;
+  unchanged?: string;
+  except?: string[];
+  count?: { path: string; where?: Where; snapshot?: 'initial' | 'final' };
+  calls?: { tool: string; ok?: boolean };
+  min?: number;
+  max?: number;
+  answer?: { contains?: string | string[]; contains_all?: Query; contains_none?: Query; matches?: string };
+}
+
+export interface Task {
+  id: string;
+  title: string;
+  tags?: string[];
+  params?: Record<string, ParamSpec>;
+  user: string;
+  solution: SolutionStep[];
+  predicates: (Predicate & { id: string })[];
+}
+
+export interface LaneDocument {
+  $schema?: string;
+  format: 'episode-factory.lane.v1';
+  name: string;
+  description: string;
+  produced_at: string;
+  world: { name: string; config?: JsonObject };
+  policy: { kind: 'scripted'; variants?: Record<string, number> };
+  seeds: string;
+  limits?: Partial<Limits>;
+  system_prompt: string;
+  tasks: Task[];
+}
+
+/** A lane as loaded: the document plus what the factory derives from it. */
+export interface Lane {
+  document: LaneDocument;
+  name: string;
+  /** Where it was read from. */
+  path: string;
+  /** sha256 of the canonical JSON of the document: whitespace edits do not change it. */
+  sha256: string;
+  limits: Limits;
+  variants: Record<string, number>;
+  seeds: SeedRange;
+}
+
+export interface SeedRange {
+  from: number;
+  to: number;
+}
+
+export function findTask(lane: Lane, taskId: string): Task | undefined {
+  return lane.document.tasks.find((task) => task.id === taskId);
+}

@@ -1,0 +1,48 @@
+// Owns the policy contract: given what a model would see (the committed
+// messages and the tool catalog) produce exactly one action. A policy never
+// receives world state, hidden predicates or anything else a model could not see.
+
+import type { Message, ToolDescriptor } from '../core/conversation.js';
+import type { JsonObject } from '../core/json-value.js';
+
+export interface FinalText {
+  kind: 'final_text';
+  text: string;
+}
+
+export interface ToolCallAction {
+  kind: 'tool_call';
+  name: string;
+  /** Unvalidated: the runner checks it against the tool's schema before anything runs. */
+  arguments: unknown;
+  /** Text the model wrote alongside the call, if any. */
+  text?: string;
+}
+
+export interface MalformedToolCall {
+  kind: 'malformed_tool_call';
+  /** The model's raw output. */
+  raw: string;
+  reason: string;
+}
+
+export type Action = FinalText | ToolCallAction | MalformedToolCall;
+
+export interface Observation {
+  readonly messages: readonly Message[];
+  readonly tools: readonly ToolDescriptor[];
+}
+
+/** Who acted, pinned into every record's provenance. */
+export interface Actor {
+  role: string;
+  kind: string;
+  name: string;
+  version: string;
+  [detail: string]: unknown;
+}
+
+export interface Policy {
+  readonly actor: Actor & JsonObject;
+  next(observation: Observation, signal: AbortSignal): Promise<Action>;
+}

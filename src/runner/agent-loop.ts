@@ -1,0 +1,261 @@
+// Owns the agent loop: one explicit state machine that moves an episode
+// through model turn → parse action → validate → execute → reinject → (model
+// turn | finished). Limits are checked at these boundaries only. Raw policy
+// output is never executable: only arguments that pass the tool's schema reach
+// the tool, and a rejected call is reinjected as an `ok: false` result the
+// policy may repair.
+
+import type { AssistantMessage, Message, ToolCall, ToolDescriptor, ToolErrorKind, ToolMessage } from '../core/conversation.js';
+import type { JsonObject } from '../core/json-value.js';
+import { compileValidator, formatFieldErrors, type FieldError, type Validator } from '../core/schema-validator.js';
+import type { Action, Policy } from '../policy/policy-contract.js';
+import type { Limits } from './limits.js';
+import type { ToolGateway } from './mcp-tool-gateway.js';
+import { NULL_TRACE, type TraceSink } from './trace.js';
+
+export type OutcomeKind = 'final_answer' | 'step_limit' | 'tool_call_limit' | 'wall_time_limit' | 'policy_error';
+
+export interface Outcome {
+  kind: OutcomeKind;
+  detail?: string;
+}
+
+export interface RunStats {
+  /** Model turns taken. */
+  steps: number;
+  /** Calls that reached a tool. */
+  tool_calls: number;
+  /** Calls stopped before a tool: malformed, unknown tool, invalid arguments, over the limit. */
+  rejected_calls: number;
+  /** Tool messages with ok:false, whatever their cause. */
+  error_turns: number;
+}
+
+export interface AgentRun {
+  messages: Message[];
+  outcome: Outcome;
+  stats: RunStats;
+  final_text: string | null;
+}
+
+export interface AgentLoopOptions {
+  policy: Policy;
+  catalog: readonly ToolDescriptor[];
+  gateway: ToolGateway;
+  /** The conversation so far: normally the system and user messages. */
+  messages: readonly Message[];
+  limits: Limits;
+  trace?: TraceSink;
+  /** Milliseconds; injectable so tests can drive the wall-time limit. */
+  clock?: () => number;
+  /** Cancels in-flight tool calls (the client sends notifications/cancelled). */
+  signal?: AbortSignal;
+}
+
+type State =
+  | { at: 'model_turn' }
+  | { at: 'parse_action'; action: Action }
+  | { at: 'validate'; call: ToolCall }
+  | { at: 'execute'; call: ToolCall; args: JsonObject }
+  | { at: 'reinject'; message: ToolMessage; then?: Outcome }
+  | { at: 'finished'; outcome: Outcome };
+
+class WallTimeExceeded extends Error {}
+
+export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun> {
+  const { policy, catalog, gateway, limits } = options;
+  const trace = options.trace ?? NULL_TRACE;
+  const clock = options.clock ?? (() => performance.now());
+  const deadline = clock() + limits.wall_time_ms;
+  const episodeSignal = options.signal ?? new AbortController().signal;
+  const messages: Message[] = [...options.messages];
+  const validators = new Map<string, Validator>(catalog.map((tool) => [tool.name, compileValidator(tool.input_schema)]));
+  const stats: RunStats = { steps: 0, tool_calls: 0, rejected_calls: 0, error_turns: 0 };
+  let finalText: string | null = null;
+  let callCounter = 0;
+
+  const reject = (call: ToolCall | null, kind: ToolErrorKind, error: string, errors?: FieldError[]): State => {
+    stats.rejected_calls++;
+    trace.emit('call_rejected', { call_id: call?.id ?? null, tool: call?.name ?? null, kind, error, ...(errors ? { errors: errors as unknown as JsonObject[] } : {}) });
+    const body: JsonObject = { ok: false, kind, error };
+    if (errors) body.errors = errors as unknown as JsonObject[];
+    return {
+      at: 'reinject',
+      message: {
+        role: 'tool',
+        tool_call_id: call?.id ?? null,
+        name: call?.name ?? null,
+        content: JSON.stringify(body),
+        tool_result: { ok: false, kind, error, ...(errors ? { errors } : {}) },
+      },
+    };
+  };
+
+  let state: State = { at: 'model_turn' };
+  trace.emit('loop_started', { limits: { ...limits }, tools: catalog.map((tool) => tool.name), messages: messages.length });
+
+  while (state.at !== 'finished') {
+    switch (state.at) {
+      case 'model_turn': {
+        if (stats.steps >= limits.max_steps) {
+          state = finish(trace, 'step_limit', `reached max_steps (${limits.max_steps})`);
+          break;
+        }
+        if (clock() >= deadline) {
+          state = finish(trace, 'wall_time_limit', `exceeded wall_time_ms (${limits.wall_time_ms})`);
+          break;
+        }
+        stats.steps++;
+        const started = clock();
+        try {
+          const action = await withDeadline(
+            (signal) => policy.next({ messages: messages.slice(), tools: catalog }, signal),
+            deadline - clock(),
+          );
+          trace.emit('model_turn', { step: stats.steps, action: action?.kind ?? null, duration_ms: round(clock() - started) });
+          state = { at: 'parse_action', action };
+        } catch (error) {
+          if (error instanceof WallTimeExceeded) {
+            state = finish(trace, 'wall_time_limit', `model turn ran past wall_time_ms (${limits.wall_time_ms})`);
+          } else {
+            state = finish(trace, 'policy_error', error instanceof Error ? error.message : String(error));
+          }
+        }
+        break;
+      }
+
+      case 'parse_action': {
+        const action = state.action as Action | undefined;
+        if (action?.kind === 'final_text' && typeof action.text === 'string') {
+          messages.push({ role: 'assistant', content: action.text });
+          finalText = action.text;
+          trace.emit('action_parsed', { kind: 'final_text', chars: action.text.length });
+          state = finish(trace, 'final_answer');
+        } else if (action?.kind === 'tool_call' && typeof action.name === 'string' && action.name.length > 0) {
+          const call: ToolCall = { id: `call_${++callCounter}`, name: action.name, arguments: action.arguments ?? null };
+          const message: AssistantMessage = { role: 'assistant', content: typeof action.text === 'string' ? action.text : '', tool_calls: [call] };
+          messages.push(message);
+          trace.emit('action_parsed', { kind: 'tool_call', call_id: call.id, tool: call.name });
+          state = { at: 'validate', call };
+        } else {
+          const raw = action?.kind === 'malformed_tool_call' && typeof action.raw === 'string' ? action.raw : safeText(action);
+          const reason =
+            action?.kind === 'malformed_tool_call' && typeof action.reason === 'string' ? action.reason : 'the turn is neither a final answer nor a well-formed tool call';
+          messages.push({ role: 'assistant', content: raw, malformed_tool_call: { reason } });
+          trace.emit('action_parsed', { kind: 'malformed_tool_call', reason });
+          state = reject(null, 'malformed_tool_call', `malformed tool call: ${reason}`);
+        }
+        break;
+      }
+
+      case 'validate': {
+        const call: ToolCall = state.call;
+        const validate = validators.get(call.name);
+        if (!validate) {
+          state = reject(call, 'unknown_tool', `unknown tool "${call.name}"; available tools: ${catalog.map((tool) => tool.name).join(', ')}`);
+          break;
+        }
+        const errors = validate(call.arguments);
+        if (errors.length > 0) {
+          state = reject(call, 'invalid_arguments', formatFieldErrors(errors), errors);
+          break;
+        }
+        if (stats.tool_calls >= limits.max_tool_calls) {
+          const rejected = reject(call, 'tool_call_limit', `tool call limit (${limits.max_tool_calls}) reached; the call was not executed`);
+          state = { ...(rejected as State & { at: 'reinject' }), then: { kind: 'tool_call_limit', detail: `reached max_tool_calls (${limits.max_tool_calls})` } };
+          break;
+        }
+        trace.emit('arguments_validated', { call_id: call.id, tool: call.name });
+        state = { at: 'execute', call, args: call.arguments as JsonObject };
+        break;
+      }
+
+      case 'execute': {
+        const call: ToolCall = state.call;
+        const args: JsonObject = state.args;
+        if (clock() >= deadline) {
+          state = finish(trace, 'wall_time_limit', `exceeded wall_time_ms (${limits.wall_time_ms}) before executing ${call.id}`);
+          break;
+        }
+        stats.tool_calls++;
+        trace.emit('tool_execution_started', { call_id: call.id, tool: call.name });
+        const started = clock();
+        const execution = await gateway.call(call.name, args, { timeoutMs: limits.tool_timeout_ms, signal: episodeSignal });
+        const bytes = Buffer.byteLength(execution.content, 'utf8');
+        trace.emit('tool_execution_finished', {
+          call_id: call.id,
+          tool: call.name,
+          ok: execution.result.ok,
+          ...(execution.result.kind ? { kind: execution.result.kind } : {}),
+          duration_ms: round(clock() - started),
+          result_bytes: bytes,
+        });
+        if (bytes > limits.max_result_bytes) {
+          // The tool ran and its effect stands; only the oversized text is withheld.
+          const error = `result too large: ${bytes} bytes exceeds max_result_bytes (${limits.max_result_bytes})`;
+          state = {
+            at: 'reinject',
+            message: {
+              role: 'tool',
+              tool_call_id: call.id,
+              name: call.name,
+              content: JSON.stringify({ ok: false, kind: 'result_too_large', error }),
+              tool_result: { ok: false, kind: 'result_too_large', error },
+            },
+          };
+          break;
+        }
+        state = { at: 'reinject', message: { role: 'tool', tool_call_id: call.id, name: call.name, content: execution.content, tool_result: execution.result } };
+        break;
+      }
+
+      case 'reinject': {
+        const message: ToolMessage = state.message;
+        const then: Outcome | undefined = state.then;
+        messages.push(message);
+        if (!message.tool_result.ok) stats.error_turns++;
+        trace.emit('result_committed', { call_id: message.tool_call_id, ok: message.tool_result.ok, messages: messages.length });
+        state = then ? finish(trace, then.kind, then.detail) : { at: 'model_turn' };
+        break;
+      }
+    }
+  }
+
+  const outcome = (state as { outcome: Outcome }).outcome;
+  trace.emit('loop_finished', { outcome: outcome.kind, ...(outcome.detail ? { detail: outcome.detail } : {}), ...stats });
+  return { messages, outcome, stats, final_text: finalText };
+}
+
+function finish(trace: TraceSink, kind: OutcomeKind, detail?: string): State {
+  if (kind !== 'final_answer') trace.emit('limit_or_stop', { outcome: kind, ...(detail ? { detail } : {}) });
+  return { at: 'finished', outcome: detail === undefined ? { kind } : { kind, detail } };
+}
+
+/** Runs `work` with an abort signal that fires at the deadline, and stops waiting then even if `work` ignores it. */
+async function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, remainingMs: number): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, rejectPromise) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      rejectPromise(new WallTimeExceeded());
+    }, Math.max(0, remainingMs));
+  });
+  try {
+    return await Promise.race([work(controller.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function safeText(value: unknown): string {
+  try {
+    return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function round(milliseconds: number): number {
+  return Math.round(milliseconds * 1000) / 1000;
+}

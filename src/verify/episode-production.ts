@@ -1,0 +1,77 @@
+// Owns producing one judged episode: a fresh world from the seed, the task
+// instantiated from its initial snapshot, the policy driven through the real
+// MCP server, and the final state judged by the hidden predicates. Generation
+// and replay both come through here; only the policy differs.
+
+import type { Message } from '../core/conversation.js';
+import type { JsonObject } from '../core/json-value.js';
+import { substream } from '../core/random.js';
+import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
+import type { SolutionStep } from '../lanes/lane.js';
+import { instantiateTask } from '../lanes/task-instance.js';
+import type { Policy } from '../policy/policy-contract.js';
+import type { EpisodeRecord, FaultFired } from '../records/episode-record.js';
+import type { TraceSink } from '../runner/trace.js';
+import { runWorldEpisode } from '../runner/world-episode.js';
+import { worldActor } from '../world/world-actor.js';
+import { getWorld } from '../world/world-registry.js';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import { evaluatePredicates } from './predicates.js';
+import { assembleRecord } from './record-assembly.js';
+
+/** What a policy may be built from: the solution script and the drawn variant, never the world. */
+export interface PolicyRequest {
+  taskId: string;
+  seed: number;
+  variant: string;
+  script: SolutionStep[];
+}
+
+export type PolicyFactory = (request: PolicyRequest) => Policy;
+
+export interface ProduceOptions {
+  producedAt: string;
+  trace?: TraceSink;
+}
+
+export const FACTORY_ACTOR: JsonObject = { role: 'factory', kind: 'program', name: 'episode-factory', version: FACTORY_VERSION };
+
+export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory, options: ProduceOptions): Promise<EpisodeRecord> {
+  const { lane, task, seed } = spec;
+  const world = getWorld(lane.document.world.name);
+  const state = world.init(substream(seed, 'world'), lane.document.world.config ?? {});
+  const initialSnapshot = world.snapshot(state);
+  const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`));
+  const variant = chooseVariant(lane, task.id, seed);
+  const policy = policyFor({ taskId: task.id, seed, variant, script: instance.script });
+  const messages: Message[] = [
+    { role: 'system', content: lane.document.system_prompt },
+    { role: 'user', content: instance.userMessage },
+  ];
+  options.trace?.emit('episode_started', { lane: lane.name, lane_sha256: lane.sha256, task: task.id, seed, variant, policy: policy.actor });
+  const { catalog, run } = await runWorldEpisode({ instance: { world, state }, policy, messages, limits: lane.limits, trace: options.trace });
+  const finalSnapshot = world.snapshot(state);
+  const verdicts = evaluatePredicates(task.predicates, {
+    initial: initialSnapshot,
+    final: finalSnapshot,
+    answer: run.final_text,
+    messages: run.messages,
+    params: instance.params,
+  });
+  const faultsFired: FaultFired[] = [];
+  return assembleRecord({
+    lane,
+    task,
+    seed,
+    variant,
+    world: { name: world.name, version: world.version },
+    catalog,
+    run,
+    verdicts,
+    initialSnapshot,
+    finalSnapshot,
+    actors: [policy.actor, worldActor(world, 'in-memory'), FACTORY_ACTOR],
+    producedAt: options.producedAt,
+    faultsFired,
+  });
+}

@@ -1,0 +1,170 @@
+// Owns evaluating hidden predicates: declarative checks over the initial and
+// final world snapshots, the call history and the final answer. Predicates are
+// judged after the episode, never shown to the policy, and every verdict that
+// fails says why.
+
+import { canonicalEquals, canonicalJson } from '../core/canonical-json.js';
+import type { Message } from '../core/conversation.js';
+import { isJsonObject, type JsonValue } from '../core/json-value.js';
+import { resolvePointer } from '../core/json-pointer.js';
+import { renderDeep, renderText } from '../core/template.js';
+import type { Predicate, Query, Where } from '../lanes/lane.js';
+import { collectionAt, fieldValue, matchesWhere } from '../lanes/where-clause.js';
+
+export interface PredicateContext {
+  initial: JsonValue;
+  final: JsonValue;
+  /** The final answer; null when the episode ended without one. */
+  answer: string | null;
+  messages: readonly Message[];
+  params: Readonly<Record<string, JsonValue>>;
+}
+
+export interface Verdict {
+  passed: boolean;
+  detail: string;
+}
+
+export interface PredicateVerdict {
+  id: string;
+  passed: boolean;
+  /** Why it failed; absent when it passed. */
+  detail?: string;
+}
+
+export function evaluatePredicates(predicates: readonly (Predicate & { id: string })[], context: PredicateContext): PredicateVerdict[] {
+  return predicates.map((predicate) => {
+    const verdict = evaluatePredicate(predicate, context);
+    return verdict.passed ? { id: predicate.id, passed: true } : { id: predicate.id, passed: false, detail: verdict.detail };
+  });
+}
+
+export function evaluatePredicate(predicate: Predicate, context: PredicateContext): Verdict {
+  if (predicate.all) {
+    const failed = predicate.all.map((child) => evaluatePredicate(child, context)).find((verdict) => !verdict.passed);
+    return failed ?? { passed: true, detail: 'all passed' };
+  }
+  if (predicate.any) {
+    const verdicts = predicate.any.map((child) => evaluatePredicate(child, context));
+    return verdicts.some((verdict) => verdict.passed)
+      ? { passed: true, detail: 'one passed' }
+      : { passed: false, detail: `none passed: ${verdicts.map((verdict) => verdict.detail).join(' | ')}` };
+  }
+  if (predicate.not) {
+    const inner = evaluatePredicate(predicate.not, context);
+    return { passed: !inner.passed, detail: inner.passed ? `should not hold: ${inner.detail}` : `holds: ${inner.detail}` };
+  }
+  const { all: _all, any: _any, not: _not, ...leaf } = predicate;
+  const rendered = renderDeep(leaf, context.params) as Predicate;
+  if (rendered.path !== undefined) return evaluatePath(rendered, context);
+  if (rendered.unchanged !== undefined) return evaluateUnchanged(rendered.unchanged, rendered.except ?? [], context);
+  if (rendered.count) {
+    const snapshot = rendered.count.snapshot === 'initial' ? context.initial : context.final;
+    const items = collectionAt(snapshot, rendered.count.path);
+    if (!items) return { passed: false, detail: `${rendered.count.path} is not a list or map` };
+    const count = items.filter((item) => matchesWhere(item, rendered.count!.where)).length;
+    return bounded(`count of ${rendered.count.path}${rendered.count.where ? ' where ' + canonicalJson(rendered.count.where) : ''}`, count, rendered);
+  }
+  if (rendered.calls) {
+    const { tool, ok } = rendered.calls;
+    const count = context.messages.filter(
+      (message) => message.role === 'tool' && message.name === tool && (ok === undefined || message.tool_result.ok === ok),
+    ).length;
+    return bounded(`${ok === undefined ? '' : ok ? 'successful ' : 'failed '}calls of ${tool}`, count, rendered);
+  }
+  if (rendered.answer) return evaluateAnswer(rendered.answer, context);
+  return { passed: false, detail: 'predicate has no operator' };
+}
+
+function evaluatePath(predicate: Predicate, context: PredicateContext): Verdict {
+  const path = predicate.path!;
+  const { found, value } = resolvePointer(context.final, path);
+  if (predicate.exists !== undefined) {
+    const exists = found && value !== null;
+    return { passed: exists === predicate.exists, detail: `${path} ${exists ? 'exists' : 'does not exist'}` };
+  }
+  if (!found) return { passed: false, detail: `${path} does not exist` };
+  if (predicate.equals !== undefined) {
+    return {
+      passed: canonicalEquals(value, predicate.equals),
+      detail: `${path} is ${canonicalJson(value)}, expected ${canonicalJson(predicate.equals)}`,
+    };
+  }
+  const needle = predicate.contains;
+  if (Array.isArray(value)) {
+    return {
+      passed: value.some((entry) => canonicalEquals(entry, needle)),
+      detail: `${path} is ${canonicalJson(value)}, expected it to include ${canonicalJson(needle)}`,
+    };
+  }
+  if (typeof value === 'string') {
+    return { passed: value.includes(renderText(needle)), detail: `${path} is ${JSON.stringify(value)}, expected it to contain ${JSON.stringify(renderText(needle))}` };
+  }
+  return { passed: false, detail: `${path} is ${canonicalJson(value)}, which is neither a list nor a string` };
+}
+
+function evaluateUnchanged(pointer: string, except: readonly string[], context: PredicateContext): Verdict {
+  const before = resolvePointer(context.initial, pointer);
+  const after = resolvePointer(context.final, pointer);
+  const where = pointer || 'the world';
+  if (except.length === 0 || !isJsonObject(before.value) || !isJsonObject(after.value)) {
+    const same = before.found === after.found && canonicalEquals(before.value ?? null, after.value ?? null);
+    return { passed: same, detail: same ? `${where} unchanged` : `${where} changed` };
+  }
+  const allowed = new Set(except.map(String));
+  const initial = before.value;
+  const final = after.value;
+  const keys = new Set([...Object.keys(initial), ...Object.keys(final)]);
+  const changed = [...keys].filter((key) => !allowed.has(key) && !canonicalEquals(initial[key] ?? null, final[key] ?? null)).sort();
+  return changed.length === 0
+    ? { passed: true, detail: `${where} unchanged apart from ${[...allowed].join(', ')}` }
+    : { passed: false, detail: `${where} changed at ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}` };
+}
+
+function bounded(what: string, actual: number, predicate: Predicate): Verdict {
+  const failures: string[] = [];
+  if (predicate.equals !== undefined && actual !== predicate.equals) failures.push(`expected ${canonicalJson(predicate.equals)}`);
+  if (predicate.min !== undefined && actual < predicate.min) failures.push(`expected at least ${predicate.min}`);
+  if (predicate.max !== undefined && actual > predicate.max) failures.push(`expected at most ${predicate.max}`);
+  return { passed: failures.length === 0, detail: `${what} is ${actual}${failures.length ? ', ' + failures.join(', ') : ''}` };
+}
+
+function queryValues(query: Query, context: PredicateContext): string[] | undefined {
+  const snapshot = query.snapshot === 'final' ? context.final : context.initial;
+  const items = collectionAt(snapshot, query.path);
+  if (!items) return undefined;
+  return items
+    .filter((item) => matchesWhere(item, query.where as Where | undefined))
+    .map((item) => fieldValue(item, query.field))
+    .filter((field) => field.found && field.value !== null)
+    .map((field) => renderText(field.value));
+}
+
+/** Case-insensitive, and only as a whole token: "42" is not found inside "1423". */
+export function answerMentions(answer: string, value: string): boolean {
+  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'iu').test(answer);
+}
+
+function evaluateAnswer(answer: NonNullable<Predicate['answer']>, context: PredicateContext): Verdict {
+  const text = context.answer;
+  if (text === null) return { passed: false, detail: 'the episode ended without a final answer' };
+  if (answer.matches !== undefined) {
+    const matched = new RegExp(answer.matches, 'u').test(text);
+    return { passed: matched, detail: `answer ${matched ? 'matches' : 'does not match'} /${answer.matches}/` };
+  }
+  let values: string[] | undefined;
+  let wantPresent: boolean;
+  if (answer.contains !== undefined) {
+    values = (Array.isArray(answer.contains) ? answer.contains : [answer.contains]).map(renderText);
+    wantPresent = true;
+  } else {
+    const query = (answer.contains_all ?? answer.contains_none)!;
+    values = queryValues(query, context);
+    if (!values) return { passed: false, detail: `${query.path} is not a list or map` };
+    wantPresent = answer.contains_all !== undefined;
+  }
+  const wrong = values.filter((value) => answerMentions(text, value) !== wantPresent);
+  if (wrong.length === 0) return { passed: true, detail: `answer ${wantPresent ? 'mentions' : 'avoids'} all of ${values.length}` };
+  return { passed: false, detail: `answer ${wantPresent ? 'does not mention' : 'mentions'} ${wrong.slice(0, 5).join(', ')}${wrong.length > 5 ? ` and ${wrong.length - 5} more` : ''}` };
+}

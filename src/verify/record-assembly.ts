@@ -1,0 +1,85 @@
+// Owns assembling an episode record from what an episode produced and how it
+// was judged. Generation and replay both build records here, so a replayed
+// episode can be compared with its record field by field.
+
+import type { ToolDescriptor } from '../core/conversation.js';
+import { hashCanonical } from '../core/hashing.js';
+import type { JsonObject, JsonValue } from '../core/json-value.js';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import { recordId } from '../lanes/episode-plan.js';
+import type { Lane, Task } from '../lanes/lane.js';
+import { RECORD_FAMILY, RECORD_SCHEMA_VERSION, type EpisodeRecord, type FaultFired } from '../records/episode-record.js';
+import type { AgentRun } from '../runner/agent-loop.js';
+import type { PredicateVerdict } from './predicates.js';
+
+export interface RecordParts {
+  lane: Lane;
+  task: Task;
+  seed: number;
+  variant: string;
+  world: { name: string; version: string };
+  catalog: ToolDescriptor[];
+  run: AgentRun;
+  verdicts: PredicateVerdict[];
+  initialSnapshot: JsonValue;
+  finalSnapshot: JsonValue;
+  actors: JsonObject[];
+  producedAt: string;
+  faultsFired: FaultFired[];
+}
+
+export function generateCommand(lane: string, task: string, seed: number): string {
+  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}`;
+}
+
+export function replayCommand(lane: string, id: string): string {
+  return `episode-factory replay datasets/${lane} --record ${id}`;
+}
+
+export function assembleRecord(parts: RecordParts): EpisodeRecord {
+  const { lane, task, seed, run, verdicts } = parts;
+  const id = recordId(lane.name, task.id, seed);
+  const completed = run.outcome.kind === 'final_answer' && verdicts.every((verdict) => verdict.passed);
+  return {
+    record_id: id,
+    family: RECORD_FAMILY,
+    schema_version: RECORD_SCHEMA_VERSION,
+    world: parts.world,
+    task: { id: task.id, title: task.title, tags: task.tags ?? [] },
+    tools: parts.catalog,
+    messages: run.messages,
+    recovery: {
+      error_turns: run.stats.error_turns,
+      recovered: run.stats.error_turns > 0 && completed,
+      faults_fired: parts.faultsFired,
+    },
+    result: {
+      task_completed: completed,
+      verified_by: 'replay',
+      outcome: run.outcome.kind,
+      ...(run.outcome.detail === undefined ? {} : { outcome_detail: run.outcome.detail }),
+      predicates: verdicts,
+      steps: run.stats.steps,
+      tool_calls: run.stats.tool_calls,
+      rejected_calls: run.stats.rejected_calls,
+      initial_snapshot_sha256: hashCanonical(parts.initialSnapshot),
+      final_snapshot_sha256: hashCanonical(parts.finalSnapshot),
+    },
+    provenance: {
+      produced_at: parts.producedAt,
+      actors: parts.actors,
+      lineage: {
+        lane: lane.name,
+        lane_sha256: lane.sha256,
+        task: task.id,
+        variant: parts.variant,
+        seed,
+        operation: 'generate',
+        source_record_id: null,
+        generate_command: generateCommand(lane.name, task.id, seed),
+        replay_command: replayCommand(lane.name, id),
+        factory_version: FACTORY_VERSION,
+      },
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Owns the replay policy: it re-issues, in order, exactly the actions a record
+// says the original policy took, so the episode can be rebuilt on a fresh world
+// without the original policy (or model) being present.
+
+import type { Message } from '../core/conversation.js';
+import type { JsonObject } from '../core/json-value.js';
+import type { Action, Policy } from '../policy/policy-contract.js';
+
+export class ReplayExhausted extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReplayExhausted';
+  }
+}
+
+export const REPLAY_EXHAUSTED = 'replay ran out of recorded actions';
+
+/** The actions recorded in a conversation's assistant messages. */
+export function recordedActions(messages: readonly Message[]): Action[] {
+  const actions: Action[] = [];
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue;
+    const call = message.tool_calls?.[0];
+    if (call) {
+      actions.push({ kind: 'tool_call', name: call.name, arguments: call.arguments, ...(message.content ? { text: message.content } : {}) });
+    } else if (message.malformed_tool_call) {
+      actions.push({ kind: 'malformed_tool_call', raw: message.content, reason: message.malformed_tool_call.reason });
+    } else {
+      actions.push({ kind: 'final_text', text: message.content });
+    }
+  }
+  return actions;
+}
+
+export class ReplayPolicy implements Policy {
+  private index = 0;
+
+  /**
+   * @param actor the original policy's actor: the replay stands in for it.
+   * @param exhaustedMessage what to throw when the record has no more actions,
+   *   which reproduces an original that ended with a policy error.
+   */
+  constructor(
+    private readonly actions: readonly Action[],
+    readonly actor: JsonObject & { role: string; kind: string; name: string; version: string },
+    private readonly exhaustedMessage: string = REPLAY_EXHAUSTED,
+  ) {}
+
+  async next(): Promise<Action> {
+    const action = this.actions[this.index++];
+    if (!action) throw new ReplayExhausted(this.exhaustedMessage);
+    return structuredClone(action);
+  }
+}

@@ -1,0 +1,31 @@
+// Owns the catalog of worlds by name. Lanes name a world; the registry is the
+// only place that maps the name to code. Tests and library users may register
+// their own worlds.
+
+import { FactoryError } from '../core/errors.js';
+import type { World } from './world-contract.js';
+import { issuesWorld } from './issues/issues-world.js';
+
+const worlds = new Map<string, World<any>>([[issuesWorld.name, issuesWorld]]);
+
+export function registerWorld(world: World<any>): void {
+  worlds.set(world.name, world);
+}
+
+export function findWorld(name: string): World<any> | undefined {
+  return worlds.get(name);
+}
+
+export function getWorld(name: string): World<any> {
+  const world = worlds.get(name);
+  if (!world) {
+    throw new FactoryError('world_unknown', `unknown world "${name}"`, {
+      fix: `use one of: ${worldNames().join(', ')}`,
+    });
+  }
+  return world;
+}
+
+export function worldNames(): string[] {
+  return [...worlds.keys()].sort();
+}
