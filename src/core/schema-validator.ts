@@ -91,7 +91,8 @@ function describe(error: ErrorObject, style: 'dotted' | 'pointer'): FieldError {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return { path: join(base, String(params.missingProperty)), reason: 'missing required argument' };
+      // Tool arguments are "arguments" to a model; fields of our own files are "fields".
+      return { path: join(base, String(params.missingProperty)), reason: style === 'pointer' ? 'missing required field' : 'missing required argument' };
     case 'additionalProperties':
       return { path: join(base, String(params.additionalProperty)), reason: 'unknown field' };
     case 'unevaluatedProperties':

@@ -38,7 +38,7 @@ export class ScriptedPolicy implements Policy {
     this.actor = { role: 'policy', kind: 'scripted', name: 'scripted-solution', version: '1', variant: options.variant };
   }
 
-  async next(observation: Observation): Promise<Action> {
+  async next(observation: Observation, _signal?: AbortSignal): Promise<Action> {
     const last = observation.messages[observation.messages.length - 1];
     if (this.awaiting && last?.role === 'tool') {
       const { intended, corruption } = this.awaiting;

@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { replayDataset } from '../../src/factory/replay-dataset.js';
+import { loadLane } from '../../src/lanes/lane-loader.js';
+import type { EpisodeRecord, RejectedRow } from '../../src/records/episode-record.js';
+import type { Manifest } from '../../src/records/manifest.js';
+import { validateAgainst } from '../../src/records/schema-registry.js';
+import { registerWorld } from '../../src/world/world-registry.js';
+import { flakyLane, flakyWorld } from '../fixtures/flaky-world.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+
+const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+let savedEpoch: string | undefined;
+beforeEach(() => {
+  savedEpoch = process.env.SOURCE_DATE_EPOCH;
+  delete process.env.SOURCE_DATE_EPOCH;
+});
+afterEach(() => {
+  if (savedEpoch === undefined) delete process.env.SOURCE_DATE_EPOCH;
+  else process.env.SOURCE_DATE_EPOCH = savedEpoch;
+});
+
+describe('generate', () => {
+  it('writes byte-identical episodes for the same lane and seeds', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const first = temporaryDirectory();
+    const second = temporaryDirectory();
+    await generateDataset({ lane, outDir: first, seeds: { from: 0, to: 3 } });
+    await generateDataset({ lane, outDir: second, seeds: { from: 0, to: 3 } });
+    assert.equal(readFileSync(join(first, 'episodes.jsonl'), 'utf8'), readFileSync(join(second, 'episodes.jsonl'), 'utf8'));
+    assert.equal(lines(join(first, 'episodes.jsonl')).length, 20);
+  });
+
+  it('regenerates the committed sample under datasets/tool-world-v1 byte for byte', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    const summary = await generateDataset({ lane, outDir: out });
+    assert.equal(summary.rejected, 0);
+    for (const file of ['episodes.jsonl', 'rejected.jsonl']) {
+      assert.equal(
+        readFileSync(join(out, file), 'utf8'),
+        readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-v1', file), 'utf8'),
+        `${file} differs from the committed sample: regenerate it with \`npx episode-factory generate tool-world-v1\` if the change is intended`,
+      );
+    }
+  });
+
+  it('writes records that validate, complete their tasks, include repaired calls, and replay', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    const summary = await generateDataset({ lane, outDir: out });
+    const records = lines(join(out, 'episodes.jsonl')).map((line) => JSON.parse(line) as EpisodeRecord);
+    assert.equal(summary.episodes, 5 * 8);
+    assert.equal(records.length, summary.written);
+    for (const record of records) assert.deepEqual(validateAgainst('episode-record.v1', record), [], record.record_id);
+    assert.equal(new Set(records.map((record) => record.record_id)).size, records.length);
+    assert.ok(records.every((record) => record.result.task_completed), 'the scripted solution completes every task');
+    const repaired = records.filter((record) => record.provenance.lineage.variant === 'wrong_type_first');
+    assert.ok(repaired.length >= 5, `${repaired.length} wrong_type_first episodes`);
+    for (const record of repaired) {
+      const failed = record.messages.find((message) => message.role === 'tool' && !message.tool_result.ok);
+      assert.ok(failed, `${record.record_id} has the rejected first call`);
+      assert.equal(record.recovery.recovered, true);
+    }
+    assert.ok(records.filter((record) => record.provenance.lineage.variant === 'clean').every((record) => record.recovery.error_turns === 0));
+    const replay = await replayDataset(out);
+    assert.deepEqual([replay.records, replay.verified, replay.failed], [40, 40, 0]);
+  });
+
+  it('writes a manifest whose hashes, sizes and rows match the files, and one trace per episode', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    await generateDataset({ lane, outDir: out, seeds: { from: 2, to: 3 }, tasks: ['close-named-issue', 'assignee-email'] });
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as Manifest;
+    assert.deepEqual(validateAgainst('manifest.v1', manifest), []);
+    assert.deepEqual(manifest.counts, { episodes: 4, records: 4, rejected: 0, completed: 4 });
+    assert.deepEqual(manifest.tasks, ['close-named-issue', 'assignee-email']);
+    assert.equal(manifest.lane_sha256, lane.sha256);
+    const traces = readdirSync(join(out, 'traces')).sort();
+    assert.deepEqual(traces, [
+      'tool-world-v1.assignee-email.s2.jsonl',
+      'tool-world-v1.assignee-email.s3.jsonl',
+      'tool-world-v1.close-named-issue.s2.jsonl',
+      'tool-world-v1.close-named-issue.s3.jsonl',
+    ]);
+    assert.deepEqual(manifest.files.map((file) => file.path), ['episodes.jsonl', 'rejected.jsonl', ...traces.map((trace) => `traces/${trace}`)]);
+    for (const file of manifest.files) {
+      assert.equal(file.sha256, sha256(join(out, file.path)), file.path);
+      assert.equal(file.rows, lines(join(out, file.path)).length, file.path);
+    }
+    const phases = new Set(lines(join(out, 'traces', traces[0]!)).map((line) => JSON.parse(line).phase));
+    assert.deepEqual([...phases].sort(), ['generate', 'replay', 'verify']);
+    assert.equal(existsSync(join(out, '.partial')), false, 'staging is gone after a finished run');
+  });
+
+  it('takes produced_at from SOURCE_DATE_EPOCH when set, and otherwise from the lane', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    process.env.SOURCE_DATE_EPOCH = '1767225600';
+    await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 0 }, tasks: ['find-open-bugs'] });
+    assert.equal(JSON.parse(lines(join(out, 'episodes.jsonl'))[0]!).provenance.produced_at, '2026-01-01T00:00:00Z');
+    delete process.env.SOURCE_DATE_EPOCH;
+    await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 0 }, tasks: ['find-open-bugs'] });
+    assert.equal(JSON.parse(lines(join(out, 'episodes.jsonl'))[0]!).provenance.produced_at, '2026-12-01T00:00:00Z');
+  });
+
+  it('sends episodes that fail replay to rejected.jsonl with the reason, and keeps them out of the dataset', async () => {
+    registerWorld(flakyWorld);
+    const directory = temporaryDirectory();
+    const lanePath = join(directory, 'flaky-lane.json');
+    writeFileSync(lanePath, JSON.stringify(flakyLane));
+    const out = join(directory, 'out');
+    const summary = await generateDataset({ lane: loadLane(lanePath), outDir: out });
+    assert.deepEqual([summary.episodes, summary.written, summary.rejected], [3, 0, 3]);
+    assert.equal(readFileSync(join(out, 'episodes.jsonl'), 'utf8'), '');
+    const rows = lines(join(out, 'rejected.jsonl')).map((line) => JSON.parse(line) as RejectedRow);
+    assert.deepEqual(rows.map((row) => [row.record_id, row.stage]), [
+      ['flaky-lane.count-once.s0', 'replay'],
+      ['flaky-lane.count-once.s1', 'replay'],
+      ['flaky-lane.count-once.s2', 'replay'],
+    ]);
+    for (const row of rows) {
+      assert.deepEqual(validateAgainst('rejected-row.v1', row), []);
+      assert.match(row.reason, /tool result of call_1 differs at \/messages\/3\/content: record has "\{\\"number\\":\d+\}", replay gives/);
+      assert.ok(row.record, 'the rejected record is kept for inspection');
+    }
+  });
+
+  it('rejects an episode whose task parameters cannot be drawn, at the plan stage', async () => {
+    const directory = temporaryDirectory();
+    const document = JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'tool-world-v1.json'), 'utf8'));
+    document.name = 'impossible';
+    document.tasks = [{ ...document.tasks[1], params: { target: { from: '/issues', where: { state: 'merged' } } } }];
+    writeFileSync(join(directory, 'impossible.json'), JSON.stringify(document));
+    const out = join(directory, 'out');
+    const summary = await generateDataset({ lane: loadLane(join(directory, 'impossible.json')), outDir: out, seeds: { from: 0, to: 1 } });
+    assert.equal(summary.rejected, 2);
+    const row = JSON.parse(lines(join(out, 'rejected.jsonl'))[0]!) as RejectedRow;
+    assert.equal(row.stage, 'plan');
+    assert.match(row.reason, /parameter "target": no item of \/issues matches \{"state":"merged"\}/);
+    assert.equal(row.record, null);
+  });
+
+  it('replaces the previous dataset in the output directory only when the run completes', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 1 } });
+    await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 0 } });
+    assert.equal(lines(join(out, 'episodes.jsonl')).length, 5);
+    assert.equal(readdirSync(join(out, 'traces')).length, 5, 'traces of the earlier run are gone');
+  });
+});

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { FactoryError } from '../../src/core/errors.js';
+import { loadLane, listLaneFiles, parseLane, resolveLanePath } from '../../src/lanes/lane-loader.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+
+const shipped = () => JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'tool-world-v1.json'), 'utf8'));
+
+function problemsOf(document: unknown, name = 'tool-world-v1'): string[] {
+  try {
+    parseLane(JSON.stringify(document), `/somewhere/lanes/${name}.json`);
+  } catch (error) {
+    assert.ok(error instanceof FactoryError);
+    assert.equal(error.code, 'lane_invalid');
+    assert.equal(error.exitStatus, 2);
+    return error.problems.map((problem) => `${problem.where}: ${problem.reason}`);
+  }
+  assert.fail('the lane was accepted');
+}
+
+describe('lane loading', () => {
+  it('finds the shipped lane by name and derives its limits, variants, seeds and hash', () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    assert.equal(lane.name, 'tool-world-v1');
+    assert.deepEqual(lane.seeds, { from: 0, to: 7 });
+    assert.deepEqual(lane.variants, { clean: 2, wrong_type_first: 1 });
+    assert.equal(lane.limits.max_steps, 10);
+    assert.match(lane.sha256, /^[0-9a-f]{64}$/);
+    assert.ok(lane.document.tasks.length >= 4);
+  });
+
+  it('hashes content, not formatting', () => {
+    const document = shipped();
+    const compact = parseLane(JSON.stringify(document), '/x/tool-world-v1.json');
+    const pretty = parseLane(JSON.stringify(document, null, 4), '/y/tool-world-v1.json');
+    assert.equal(compact.sha256, pretty.sha256);
+    document.tasks[0].title += '!';
+    assert.notEqual(parseLane(JSON.stringify(document), '/x/tool-world-v1.json').sha256, compact.sha256);
+  });
+
+  it('finds a lane by path, and names known lanes when a name is unknown', () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'copy.json');
+    writeFileSync(path, JSON.stringify({ ...shipped(), name: 'copy' }));
+    assert.equal(resolveLanePath(path), path);
+    assert.equal(loadLane(path).name, 'copy');
+    assert.throws(
+      () => resolveLanePath('no-such-lane', REPO_ROOT),
+      (error: unknown) => error instanceof FactoryError && error.code === 'lane_not_found' && /tool-world-v1/.test(error.fix ?? ''),
+    );
+    assert.ok(listLaneFiles(REPO_ROOT).some((file) => file.endsWith('tool-world-v1.json')));
+  });
+
+  it('rejects text that is not JSON, naming the file', () => {
+    assert.throws(() => parseLane('{"name": ', '/x/bad.json'), (error: unknown) => error instanceof FactoryError && /not valid JSON/.test(error.problems[0]!.reason));
+  });
+
+  it('lists every schema problem with its JSON pointer, not just the first', () => {
+    const document = shipped();
+    delete document.system_prompt;
+    document.seeds = 'zero to seven';
+    document.tasks[0].id = 'Find Bugs';
+    document.tasks[1].solution[0].colour = 'red';
+    document.limits.max_steps = 0;
+    const problems = problemsOf(document);
+    for (const expected of [
+      '/system_prompt: missing required field',
+      '/seeds: must match the pattern',
+      '/tasks/0/id: must match the pattern',
+      '/tasks/1/solution/0/colour: unknown field',
+      '/limits/max_steps: must be >= 1',
+    ]) {
+      assert.ok(problems.some((problem) => problem.includes(expected)), `expected a problem like "${expected}" in:\n${problems.join('\n')}`);
+    }
+  });
+
+  it('lists every semantic problem: unknown world tool, undefined template names, bad predicates, name mismatch', () => {
+    const document = shipped();
+    document.tasks[1].solution[0].call = 'close_isue';
+    document.tasks[0].user = 'Find bugs about {{subject}}.';
+    document.tasks[2].predicates[0] = { id: 'bad', path: '/issues/1/state', equals: 'open', exists: true };
+    document.tasks[2].predicates[1] = { id: 'bad-regex', answer: { matches: '([' } };
+    document.tasks[3].solution.push({ call: 'get_issue', arguments: {} });
+    document.tasks[4].id = document.tasks[3].id;
+    document.policy.variants.always_perfect = 1;
+    const problems = problemsOf(document, 'renamed');
+    const expectations = [
+      '/name: is "tool-world-v1" but the file is renamed.json',
+      '/tasks/1/solution/0/call: unknown tool "close_isue"',
+      '/tasks/0/user: template refers to "subject", which is not defined here (defined: topic)',
+      '/tasks/2/predicates/0: a "path" predicate needs exactly one of equals, contains, exists',
+      '/tasks/2/predicates/1/answer/matches: not a valid regular expression',
+      '/tasks/3/solution/1: an answer must be the last step',
+      '/tasks/3/solution: must end with an {"answer": ...} step',
+      '/tasks/4/id: duplicate task id',
+      '/policy/variants/always_perfect: unknown variant',
+    ];
+    for (const expected of expectations) {
+      assert.ok(problems.some((problem) => problem.includes(expected)), `expected "${expected}" in:\n${problems.join('\n')}`);
+    }
+  });
+
+  it('rejects an unknown world and a world config its schema refuses', () => {
+    const unknownWorld = shipped();
+    unknownWorld.world = { name: 'spreadsheets' };
+    assert.ok(problemsOf(unknownWorld).some((problem) => /\/world\/name: unknown world "spreadsheets"; known worlds: issues/.test(problem)));
+    const badConfig = shipped();
+    badConfig.world.config = { issues_per_topic: [1, 9], colour: 'red' };
+    const problems = problemsOf(badConfig);
+    assert.ok(problems.some((problem) => problem.includes('/world/config/colour: unknown field')), problems.join('\n'));
+    assert.ok(problems.some((problem) => problem.includes('/world/config/issues_per_topic/0: must be >= 2')), problems.join('\n'));
+  });
+});

@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Message, ToolMessage } from '../../src/core/conversation.js';
+import { canonicalJson } from '../../src/core/canonical-json.js';
+import { substream } from '../../src/core/random.js';
+import type { Action, Policy } from '../../src/policy/policy-contract.js';
+import { runAgentLoop } from '../../src/runner/agent-loop.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/runner/limits.js';
+import { McpToolGateway } from '../../src/runner/mcp-tool-gateway.js';
+import { Trace } from '../../src/runner/trace.js';
+import { listCatalog, runWorldEpisode } from '../../src/runner/world-episode.js';
+import { ReplayPolicy } from '../../src/verify/replay-policy.js';
+import { issuesWorld } from '../../src/world/issues/issues-world.js';
+import { connectInProcess } from '../../src/world/in-process-connection.js';
+
+const actor = { role: 'policy', kind: 'test', name: 'listed-actions', version: '1' };
+const opening: Message[] = [
+  { role: 'system', content: 'You manage issues.' },
+  { role: 'user', content: 'Do the thing.' },
+];
+
+async function run(actions: Action[], limits: Partial<Limits> = {}, seed = 11) {
+  const state = issuesWorld.init(substream(seed, 'world'), {});
+  const initial = canonicalJson(issuesWorld.snapshot(state));
+  const trace = new Trace('run-test', undefined, undefined, { keepInMemory: true });
+  const { run: result, catalog } = await runWorldEpisode({
+    instance: { world: issuesWorld, state },
+    policy: new ReplayPolicy(actions, actor),
+    messages: opening,
+    limits: { ...DEFAULT_LIMITS, ...limits },
+    trace: trace.phase('test'),
+  });
+  const events = trace.events!;
+  return { state, initial, result, catalog, events, types: events.map((event) => event.event_type) };
+}
+
+const openIssue = (seed = 11) => [...issuesWorld.init(substream(seed, 'world'), {}).issues.values()].find((issue) => issue.state === 'open')!;
+const toolMessages = (messages: Message[]) => messages.filter((message): message is ToolMessage => message.role === 'tool');
+
+describe('agent loop state machine', () => {
+  it('stops on a final answer after one model turn', async () => {
+    const { result, types } = await run([{ kind: 'final_text', text: 'Nothing to do.' }]);
+    assert.equal(result.outcome.kind, 'final_answer');
+    assert.equal(result.final_text, 'Nothing to do.');
+    assert.deepEqual(result.stats, { steps: 1, tool_calls: 0, rejected_calls: 0, error_turns: 0 });
+    assert.deepEqual(result.messages.slice(2), [{ role: 'assistant', content: 'Nothing to do.' }]);
+    assert.deepEqual(types, ['catalog_listed', 'loop_started', 'model_turn', 'action_parsed', 'loop_finished']);
+  });
+
+  it('reinjects a malformed call as ok:false and lets the policy repair it', async () => {
+    const issue = openIssue();
+    const { result, types } = await run([
+      { kind: 'malformed_tool_call', raw: '<tool_call>{"name": "get_issue", "arguments": {"number": </tool_call>', reason: 'unterminated JSON in <tool_call>' },
+      { kind: 'tool_call', name: 'get_issue', arguments: { number: issue.number } },
+      { kind: 'final_text', text: `Read #${issue.number}.` },
+    ]);
+    const [malformed, , assistantCall, repaired] = result.messages.slice(2);
+    assert.deepEqual(malformed, {
+      role: 'assistant',
+      content: '<tool_call>{"name": "get_issue", "arguments": {"number": </tool_call>',
+      malformed_tool_call: { reason: 'unterminated JSON in <tool_call>' },
+    });
+    const [rejection, answer] = toolMessages(result.messages);
+    assert.equal(rejection!.tool_call_id, null);
+    assert.deepEqual(rejection!.tool_result, { ok: false, kind: 'malformed_tool_call', error: 'malformed tool call: unterminated JSON in <tool_call>' });
+    assert.deepEqual(JSON.parse(rejection!.content), { ok: false, kind: 'malformed_tool_call', error: 'malformed tool call: unterminated JSON in <tool_call>' });
+    assert.equal((assistantCall as any).tool_calls[0].id, 'call_1');
+    assert.equal(repaired!.role, 'tool');
+    assert.equal(answer!.tool_result.ok, true);
+    assert.equal(JSON.parse(answer!.content).issue.number, issue.number);
+    assert.deepEqual(result.stats, { steps: 3, tool_calls: 1, rejected_calls: 1, error_turns: 1 });
+    assert.equal(types.filter((type) => type === 'tool_execution_started').length, 1);
+  });
+
+  it('rejects invalid arguments with every field error, never reaching the tool, then executes the repaired call', async () => {
+    const issue = openIssue();
+    const { result, state, events } = await run([
+      { kind: 'tool_call', name: 'close_issue', arguments: { number: String(issue.number), reason: 'done', force: true } },
+      { kind: 'tool_call', name: 'close_issue', arguments: { number: issue.number, reason: 'completed' } },
+      { kind: 'final_text', text: 'Closed.' },
+    ]);
+    const [rejected, executed] = toolMessages(result.messages);
+    assert.equal(rejected!.tool_result.kind, 'invalid_arguments');
+    assert.deepEqual(rejected!.tool_result.errors, [
+      { path: 'force', reason: 'unknown field' },
+      { path: 'number', reason: 'expected integer, got string' },
+      { path: 'reason', reason: 'must be one of: completed, not_planned, duplicate' },
+    ]);
+    assert.equal(rejected!.tool_result.error, 'force: unknown field; number: expected integer, got string; reason: must be one of: completed, not_planned, duplicate');
+    const started = events.filter((event) => event.event_type === 'tool_execution_started');
+    assert.deepEqual(started.map((event) => event.data.call_id), ['call_2']);
+    assert.equal(executed!.tool_result.ok, true);
+    assert.equal(state.issues.get(issue.number)!.state, 'closed');
+    assert.equal(result.stats.error_turns, 1);
+  });
+
+  it('does not execute a call whose arguments are rejected, so the world is untouched', async () => {
+    const issue = openIssue();
+    const { state, initial } = await run([
+      { kind: 'tool_call', name: 'close_issue', arguments: { number: issue.number } },
+      { kind: 'final_text', text: 'Gave up.' },
+    ]);
+    assert.equal(canonicalJson(issuesWorld.snapshot(state)), initial);
+  });
+
+  it('rejects an unknown tool and names the tools that exist', async () => {
+    const { result } = await run([{ kind: 'tool_call', name: 'delete_repo', arguments: {} }, { kind: 'final_text', text: 'ok' }]);
+    const [rejection] = toolMessages(result.messages);
+    assert.equal(rejection!.tool_result.kind, 'unknown_tool');
+    assert.match(rejection!.tool_result.error!, /unknown tool "delete_repo"; available tools: search_issues, get_issue/);
+  });
+
+  it('records a tool failure as data: an isError result is an error turn, not a rejection', async () => {
+    const { result } = await run([{ kind: 'tool_call', name: 'get_issue', arguments: { number: 1 } }, { kind: 'final_text', text: 'ok' }]);
+    const [failure] = toolMessages(result.messages);
+    assert.deepEqual(failure!.tool_result, { ok: false, kind: 'tool_error', error: failure!.content });
+    assert.match(failure!.content, /Issue #1 not found/);
+    assert.deepEqual(result.stats, { steps: 2, tool_calls: 1, rejected_calls: 0, error_turns: 1 });
+  });
+
+  it('stops at max_steps', async () => {
+    const issue = openIssue();
+    const call: Action = { kind: 'tool_call', name: 'get_issue', arguments: { number: issue.number } };
+    const { result, types } = await run([call, call, call, call, call], { max_steps: 3 });
+    assert.deepEqual(result.outcome, { kind: 'step_limit', detail: 'reached max_steps (3)' });
+    assert.equal(result.stats.steps, 3);
+    assert.equal(result.final_text, null);
+    assert.ok(types.includes('limit_or_stop'));
+  });
+
+  it('stops at max_tool_calls without executing the call over the limit', async () => {
+    const issue = openIssue();
+    const comment = (body: string): Action => ({ kind: 'tool_call', name: 'add_comment', arguments: { number: issue.number, body } });
+    const { result, state } = await run([comment('one'), comment('two'), comment('three'), { kind: 'final_text', text: 'x' }], { max_tool_calls: 2 });
+    assert.equal(result.outcome.kind, 'tool_call_limit');
+    const last = toolMessages(result.messages).at(-1)!;
+    assert.equal(last.tool_result.kind, 'tool_call_limit');
+    assert.deepEqual(state.issues.get(issue.number)!.comments.slice(-2).map((c) => c.body), ['one', 'two']);
+    assert.equal(result.stats.tool_calls, 2);
+  });
+
+  it('withholds a result larger than max_result_bytes, while the effect of the call stands', async () => {
+    const issue = openIssue();
+    const { result, state } = await run(
+      [{ kind: 'tool_call', name: 'add_comment', arguments: { number: issue.number, body: 'x'.repeat(300) } }, { kind: 'final_text', text: 'done' }],
+      { max_result_bytes: 200 },
+    );
+    const [message] = toolMessages(result.messages);
+    assert.equal(message!.tool_result.kind, 'result_too_large');
+    assert.match(message!.tool_result.error!, /result too large: \d+ bytes exceeds max_result_bytes \(200\)/);
+    assert.equal(state.issues.get(issue.number)!.comments.at(-1)!.body, 'x'.repeat(300));
+  });
+
+  it('turns a policy that throws into a policy_error outcome', async () => {
+    const { result } = await run([]);
+    assert.deepEqual(result.outcome, { kind: 'policy_error', detail: 'replay ran out of recorded actions' });
+  });
+
+  it('stops at the wall-time limit, checked at turn boundaries', async () => {
+    const state = issuesWorld.init(substream(1, 'world'), {});
+    const connection = await connectInProcess((await import('../../src/world/mcp-server-binding.js')).createWorldServer({ world: issuesWorld, state }));
+    let now = 0;
+    const issue = [...state.issues.keys()][0]!;
+    try {
+      const call: Action = { kind: 'tool_call', name: 'get_issue', arguments: { number: issue } };
+      const result = await runAgentLoop({
+        policy: new ReplayPolicy([call, call, call, call], actor),
+        catalog: await listCatalog(connection.client),
+        gateway: new McpToolGateway(connection.client),
+        messages: opening,
+        limits: { ...DEFAULT_LIMITS, wall_time_ms: 2500 },
+        clock: () => (now += 400),
+      });
+      assert.equal(result.outcome.kind, 'wall_time_limit');
+      assert.ok(result.stats.tool_calls >= 1 && result.stats.tool_calls < 4);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('keeps trace seq monotonic and in state-machine order', async () => {
+    const issue = openIssue();
+    const { events } = await run([{ kind: 'tool_call', name: 'get_issue', arguments: { number: issue.number } }, { kind: 'final_text', text: 'ok' }]);
+    assert.deepEqual(events.map((event) => event.seq), events.map((_, index) => index + 1));
+    assert.deepEqual(events.map((event) => event.event_type), [
+      'catalog_listed', 'loop_started',
+      'model_turn', 'action_parsed', 'arguments_validated', 'tool_execution_started', 'tool_execution_finished', 'result_committed',
+      'model_turn', 'action_parsed', 'loop_finished',
+    ]);
+    for (const event of events) assert.equal(event.run_id, 'run-test');
+  });
+});
+
+describe('per-call timeout over a real MCP server', () => {
+  it('cancels a call that does not answer in time, sends notifications/cancelled, and records a timeout', async () => {
+    const server = new Server({ name: 'slow', version: '1' }, { capabilities: { tools: {} } });
+    let cancelled = false;
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [{ name: 'slow_tool', description: 'never answers in time', inputSchema: { type: 'object', properties: {} } }],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (_request, extra) => {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2000);
+        extra.signal.addEventListener('abort', () => {
+          cancelled = true;
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return { content: [{ type: 'text', text: 'too late' }] };
+    });
+    const connection = await connectInProcess(server);
+    try {
+      const policy: Policy = new ReplayPolicy([{ kind: 'tool_call', name: 'slow_tool', arguments: {} }, { kind: 'final_text', text: 'it timed out' }], actor);
+      const result = await runAgentLoop({
+        policy,
+        catalog: await listCatalog(connection.client),
+        gateway: new McpToolGateway(connection.client),
+        messages: opening,
+        limits: { ...DEFAULT_LIMITS, tool_timeout_ms: 50 },
+      });
+      const [message] = toolMessages(result.messages);
+      assert.equal(message!.tool_result.kind, 'timeout');
+      assert.equal(message!.tool_result.ok, false);
+      assert.equal(result.outcome.kind, 'final_answer');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok(cancelled, 'the server saw the cancellation');
+    } finally {
+      await connection.close();
+    }
+  });
+});

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Message } from '../../src/core/conversation.js';
+import type { JsonValue } from '../../src/core/json-value.js';
+import type { Predicate } from '../../src/lanes/lane.js';
+import { answerMentions, evaluatePredicate, evaluatePredicates, type PredicateContext } from '../../src/verify/predicates.js';
+
+const initial: JsonValue = {
+  users: [
+    { login: 'ines.okafor27', email: 'ines.okafor@northwind.example.com' },
+    { login: 'kenji.sato41', email: 'kenji.sato@northwind.example.com' },
+  ],
+  issues: {
+    '1423': { number: 1423, state: 'open', labels: ['bug'], topic: 'login', assignee: 'ines.okafor27', comments: [] },
+    '2077': { number: 2077, state: 'closed', labels: ['bug'], topic: 'login', assignee: null, comments: [] },
+    '3310': { number: 3310, state: 'open', labels: ['enhancement'], topic: 'login', assignee: 'kenji.sato41', comments: [] },
+    '4821': { number: 4821, state: 'open', labels: ['bug', 'security'], topic: 'export', assignee: null, comments: [] },
+  },
+};
+
+function withChange(mutate: (copy: any) => void): JsonValue {
+  const copy = structuredClone(initial) as any;
+  mutate(copy);
+  return copy;
+}
+
+const closeMessages: Message[] = [
+  { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', name: 'close_issue', arguments: { number: 1423 } }] },
+  { role: 'tool', tool_call_id: 'call_1', name: 'close_issue', content: '{}', tool_result: { ok: true } },
+  { role: 'assistant', content: '', tool_calls: [{ id: 'call_2', name: 'close_issue', arguments: { number: 1423 } }] },
+  { role: 'tool', tool_call_id: 'call_2', name: 'close_issue', content: 'already closed', tool_result: { ok: false, kind: 'tool_error', error: 'already closed' } },
+];
+
+const context = (overrides: Partial<PredicateContext> = {}): PredicateContext => ({
+  initial,
+  final: initial,
+  answer: 'Open login bugs: 1423.',
+  messages: [],
+  params: { topic: 'login', target: { number: 1423, assignee: 'ines.okafor27' } },
+  ...overrides,
+});
+
+const passes = (predicate: Predicate, ctx = context()) => evaluatePredicate(predicate, ctx).passed;
+
+describe('hidden predicates over snapshots', () => {
+  it('checks a value at a templated JSON pointer', () => {
+    const closed = withChange((copy) => (copy.issues['1423'].state = 'closed'));
+    const predicate: Predicate = { path: '/issues/{{target.number}}/state', equals: 'closed' };
+    assert.equal(passes(predicate), false);
+    assert.equal(passes(predicate, context({ final: closed })), true);
+    assert.equal(evaluatePredicate(predicate, context()).detail, '/issues/1423/state is "open", expected "closed"');
+    assert.equal(passes({ path: '/issues/9999/state', equals: 'closed' }), false);
+  });
+
+  it('checks list membership, substring and existence', () => {
+    assert.equal(passes({ path: '/issues/4821/labels', contains: 'security' }), true);
+    assert.equal(passes({ path: '/issues/1423/labels', contains: 'security' }), false);
+    assert.equal(passes({ path: '/users/0/email', contains: '@northwind' }), true);
+    assert.equal(passes({ path: '/issues/1423/assignee', exists: true }), true);
+    assert.equal(passes({ path: '/issues/2077/assignee', exists: false }), true);
+    assert.equal(passes({ path: '/issues/5555', exists: false }), true);
+  });
+
+  it('counts items matching a where clause, in either snapshot', () => {
+    const predicate: Predicate = { count: { path: '/issues', where: { topic: '{{topic}}', state: 'open' } }, equals: 2 };
+    assert.equal(passes(predicate), true);
+    assert.equal(passes({ ...predicate, equals: 3 }), false);
+    assert.equal(passes({ count: { path: '/issues', where: { labels: { includes: 'bug' } } }, min: 3, max: 3 }), true);
+    const fewer = withChange((copy) => delete copy.issues['4821']);
+    assert.equal(passes({ count: { path: '/issues', snapshot: 'initial' }, equals: 4 }, context({ final: fewer })), true);
+    assert.equal(passes({ count: { path: '/issues' }, equals: 4 }, context({ final: fewer })), false);
+  });
+
+  it('requires a subtree to be unchanged, apart from listed keys', () => {
+    const touchedTarget = withChange((copy) => (copy.issues['1423'].state = 'closed'));
+    const touchedOther = withChange((copy) => (copy.issues['2077'].labels.push('docs')));
+    const predicate: Predicate = { unchanged: '/issues', except: ['{{target.number}}'] };
+    assert.equal(passes(predicate, context({ final: touchedTarget })), true);
+    assert.equal(passes(predicate, context({ final: touchedOther })), false);
+    assert.equal(evaluatePredicate(predicate, context({ final: touchedOther })).detail, '/issues changed at 2077');
+    assert.equal(passes({ unchanged: '' }, context({ final: touchedTarget })), false);
+    assert.equal(passes({ unchanged: '' }), true);
+  });
+
+  it('counts calls in the history, by outcome', () => {
+    const ctx = context({ messages: closeMessages });
+    assert.equal(passes({ calls: { tool: 'close_issue' }, equals: 2 }, ctx), true);
+    assert.equal(passes({ calls: { tool: 'close_issue', ok: true }, equals: 1 }, ctx), true);
+    assert.equal(passes({ calls: { tool: 'close_issue', ok: false }, max: 0 }, ctx), false);
+    assert.equal(passes({ calls: { tool: 'delete_issue' }, equals: 0 }, ctx), true);
+  });
+
+  it('combines with all, any and not', () => {
+    const open: Predicate = { path: '/issues/1423/state', equals: 'open' };
+    const closed: Predicate = { path: '/issues/1423/state', equals: 'closed' };
+    assert.equal(passes({ all: [open, { not: closed }] }), true);
+    assert.equal(passes({ all: [open, closed] }), false);
+    assert.equal(passes({ any: [closed, open] }), true);
+    assert.equal(passes({ any: [closed, { not: open }] }), false);
+  });
+});
+
+describe('hidden predicates over the final answer', () => {
+  it('matches whole tokens, case-insensitively: 1423 is not inside 14230', () => {
+    assert.ok(answerMentions('Found #1423.', '1423'));
+    assert.ok(answerMentions('owner INES.OKAFOR27 here', 'ines.okafor27'));
+    assert.ok(!answerMentions('Found 14230', '1423'));
+    assert.ok(!answerMentions('Found 21423', '1423'));
+    assert.ok(answerMentions('(a+b) [x]', '(a+b)'));
+  });
+
+  it('requires literal values, and every value a query finds, or none of them', () => {
+    assert.equal(passes({ answer: { contains: '{{target.assignee}}' } }, context({ answer: 'assigned to ines.okafor27' })), true);
+    assert.equal(passes({ answer: { contains: ['1423', 'ines.okafor27'] } }, context({ answer: 'closed 1423' })), false);
+    const everyOpenBug: Predicate = { answer: { contains_all: { path: '/issues', where: { topic: '{{topic}}', state: 'open', labels: { includes: 'bug' } }, field: 'number' } } };
+    assert.equal(passes(everyOpenBug), true);
+    assert.equal(passes(everyOpenBug, context({ answer: 'Nothing found.' })), false);
+    const noClosed: Predicate = { answer: { contains_none: { path: '/issues', where: { topic: '{{topic}}', state: 'closed' }, field: 'number' } } };
+    assert.equal(passes(noClosed), true);
+    assert.equal(passes(noClosed, context({ answer: 'Login bugs: 1423, 2077' })), false);
+    assert.equal(evaluatePredicate(noClosed, context({ answer: 'Login bugs: 1423, 2077' })).detail, 'answer mentions 2077');
+    const email: Predicate = { answer: { contains_all: { path: '/users', where: { login: '{{target.assignee}}' }, field: 'email' } } };
+    assert.equal(passes(email, context({ answer: 'Write to ines.okafor@northwind.example.com.' })), true);
+  });
+
+  it('matches a regular expression, and fails every answer check when there is no answer', () => {
+    assert.equal(passes({ answer: { matches: '^Open .* 1423\\.$' } }), true);
+    assert.equal(passes({ answer: { contains: 'x' } }, context({ answer: null })), false);
+    assert.equal(evaluatePredicate({ answer: { contains: 'x' } }, context({ answer: null })).detail, 'the episode ended without a final answer');
+  });
+
+  it('reports a verdict per top-level predicate, with a reason only for failures', () => {
+    const verdicts = evaluatePredicates(
+      [
+        { id: 'open', path: '/issues/1423/state', equals: 'open' },
+        { id: 'names-owner', answer: { contains: 'kenji.sato41' } },
+      ],
+      context(),
+    );
+    assert.deepEqual(verdicts, [
+      { id: 'open', passed: true },
+      { id: 'names-owner', passed: false, detail: 'answer does not mention kenji.sato41' },
+    ]);
+  });
+});
