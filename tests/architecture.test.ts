@@ -1,0 +1,63 @@
+// Holds the code to the design's boundaries: dependencies point one way, the
+// code that acts (policy, runner) cannot reach hidden predicates or task
+// parameters, and nothing reads the clock or Math.random where it could reach
+// a record.
+
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import { REPO_ROOT } from './helpers.js';
+
+const SOURCE = join(REPO_ROOT, 'src');
+
+function sourceFiles(directory = SOURCE): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(directory, entry.name)) : entry.name.endsWith('.ts') ? [join(directory, entry.name)] : [],
+  );
+}
+
+const moduleOf = (path: string) => relative(SOURCE, path).split('/')[0]!;
+
+/** Which modules each module may import (besides itself). */
+const ALLOWED: Record<string, string[]> = {
+  core: [],
+  records: ['core'],
+  world: ['core'],
+  policy: ['core'],
+  runner: ['core', 'records', 'world', 'policy'],
+  lanes: ['core', 'records', 'world', 'policy', 'runner'],
+  verify: ['core', 'records', 'world', 'policy', 'runner', 'lanes'],
+  factory: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify'],
+  cli: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'factory'],
+};
+
+describe('architecture', () => {
+  it('keeps every import inside the allowed direction of dependencies', () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles()) {
+      const from = moduleOf(file);
+      assert.ok(ALLOWED[from], `unknown module ${from} (${relative(REPO_ROOT, file)}): add it to the design first`);
+      for (const match of readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)) {
+        const target = moduleOf(join(file, '..', match[1]!));
+        if (target !== from && !ALLOWED[from]!.includes(target)) violations.push(`${relative(REPO_ROOT, file)} imports ${target}`);
+      }
+    }
+    assert.deepEqual(violations, []);
+  });
+
+  it('never uses Math.random or the current time outside traces and limits', () => {
+    const offenders: string[] = [];
+    for (const file of sourceFiles()) {
+      const text = readFileSync(file, 'utf8');
+      if (/Math\.random\s*\(/.test(text)) offenders.push(`${relative(REPO_ROOT, file)}: Math.random`);
+      if (/Date\.now\s*\(|new Date\(\s*\)/.test(text)) offenders.push(`${relative(REPO_ROOT, file)}: reads the date`);
+    }
+    assert.deepEqual(offenders, []);
+  });
+
+  it('gives every module a header comment saying what it owns', () => {
+    const missing = sourceFiles().filter((file) => !readFileSync(file, 'utf8').startsWith('//'));
+    assert.deepEqual(missing.map((file) => relative(REPO_ROOT, file)), []);
+  });
+});
