@@ -8,24 +8,15 @@ export type ErrorCode =
   | 'lane_not_found'
   | 'lane_invalid'
   | 'world_unknown'
-  | 'input_invalid'
-  | 'dataset_not_found'
-  | 'dataset_corrupt'
-  | 'precondition'
-  | 'check_failed'
-  | 'internal';
+  | 'dataset_not_found';
 
+/** Every code is a usage or precondition problem today; a check failure is reported as data, not thrown. */
 const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   usage: 2,
   lane_not_found: 2,
   lane_invalid: 2,
   world_unknown: 2,
-  input_invalid: 2,
   dataset_not_found: 2,
-  dataset_corrupt: 2,
-  precondition: 2,
-  check_failed: 1,
-  internal: 2,
 };
 
 export interface Problem {
@@ -50,10 +41,6 @@ export class FactoryError extends Error {
   get exitStatus(): 1 | 2 {
     return EXIT_STATUS[this.code];
   }
-}
-
-export function isFactoryError(error: unknown): error is FactoryError {
-  return error instanceof FactoryError;
 }
 
 export function errorMessage(error: unknown): string {

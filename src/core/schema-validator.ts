@@ -57,11 +57,6 @@ export function compileValidator(schema: object, options: CompileOptions = {}): 
   return (value) => (compiled(value) ? [] : toFieldErrors(compiled.errors ?? [], style));
 }
 
-/** Registers a schema by its `$id` so others can `$ref` it. */
-export function registerSchema(schema: object & { $id?: string }): void {
-  if (schema.$id && !strictAjv.getSchema(schema.$id)) strictAjv.addSchema(schema);
-}
-
 export function toFieldErrors(errors: readonly ErrorObject[], style: 'dotted' | 'pointer' = 'dotted'): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();

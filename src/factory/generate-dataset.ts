@@ -5,9 +5,9 @@
 // the run is complete, so a crash never leaves a half-old, half-new dataset.
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage, FactoryError } from '../core/errors.js';
 import { planEpisodes, recordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
@@ -68,6 +68,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const policyFor = policyFactoryFor(lane);
   const runId = `run-${randomUUID()}`;
 
+  assertDatasetDirectory(outDir);
   const staging = join(outDir, STAGING_DIR);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(join(staging, TRACES_DIR), { recursive: true });
@@ -149,6 +150,25 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     wall_seconds: Math.round(performance.now() - started) / 1000,
     rejections,
   };
+}
+
+/**
+ * Publishing replaces `traces/` and the dataset files, so the output directory
+ * must be new, empty, or an earlier dataset: never a directory of other things.
+ */
+function assertDatasetDirectory(outDir: string): void {
+  if (!existsSync(outDir)) return;
+  if (!statSync(outDir).isDirectory()) {
+    throw new FactoryError('usage', `--out ${outDir} is a file`, { fix: 'choose a directory path for --out' });
+  }
+  const entries = readdirSync(outDir);
+  const known = new Set([EPISODES_FILE, REJECTED_FILE, TRACES_DIR, MANIFEST_FILE, STAGING_DIR]);
+  if (entries.length > 0 && !entries.some((entry) => entry === EPISODES_FILE || entry === MANIFEST_FILE || entry === STAGING_DIR)) {
+    const strangers = entries.filter((entry) => !known.has(entry)).slice(0, 3);
+    throw new FactoryError('usage', `--out ${outDir} is not empty and holds no dataset (it has ${strangers.join(', ')}${entries.length > 3 ? ', …' : ''})`, {
+      fix: 'choose a new or empty directory; generate replaces traces/ and the dataset files in it',
+    });
+  }
 }
 
 /** Moves a finished run from staging into place, replacing the previous dataset's files. */

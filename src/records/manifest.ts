@@ -3,7 +3,7 @@
 // a directory without one is an unfinished run.
 
 import { createHash } from 'node:crypto';
-import { createReadStream, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 export const MANIFEST_FORMAT = 'episode-factory.manifest.v1';
@@ -36,20 +36,6 @@ export async function describeFile(root: string, path: string): Promise<Manifest
     for (let index = bytes.indexOf(10); index >= 0; index = bytes.indexOf(10, index + 1)) rows++;
   }
   return { path: relative(root, path).split(sep).join('/'), sha256: hash.digest('hex'), bytes: statSync(path).size, rows };
-}
-
-/** Every regular file under `root` except the manifest itself, in path order. */
-export function listDatasetFiles(root: string): string[] {
-  const out: string[] = [];
-  const visit = (directory: string) => {
-    for (const entry of readdirSync(directory, { withFileTypes: true })) {
-      const path = join(directory, entry.name);
-      if (entry.isDirectory()) visit(path);
-      else if (entry.isFile() && relative(root, path) !== MANIFEST_FILE) out.push(path);
-    }
-  };
-  visit(root);
-  return out.sort();
 }
 
 export async function writeManifest(root: string, fields: Omit<Manifest, 'format' | 'files'>, paths: string[]): Promise<Manifest> {

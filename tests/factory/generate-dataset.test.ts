@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { FactoryError } from '../../src/core/errors.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { replayDataset } from '../../src/factory/replay-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
@@ -145,6 +146,17 @@ describe('generate', () => {
     assert.equal(row.stage, 'plan');
     assert.match(row.reason, /parameter "target": no item of \/issues matches \{"state":"merged"\}/);
     assert.equal(row.record, null);
+  });
+
+  it('refuses an output directory that holds something other than a dataset', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    writeFileSync(join(out, 'notes.txt'), 'mine');
+    await assert.rejects(
+      generateDataset({ lane, outDir: out, seeds: { from: 0, to: 0 } }),
+      (error: unknown) => error instanceof FactoryError && error.exitStatus === 2 && /is not empty and holds no dataset \(it has notes\.txt\)/.test(error.message),
+    );
+    assert.deepEqual(readdirSync(out), ['notes.txt']);
   });
 
   it('replaces the previous dataset in the output directory only when the run completes', async () => {
