@@ -57,9 +57,13 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         for (const rejection of summary.rejections) {
           streams.stderr.write(`REJECTED ${rejection.record_id} (${rejection.stage}): ${rejection.reason}\n`);
         }
+        const kinds = Object.keys(summary.faults_fired);
+        const faults = kinds.length
+          ? `faults fired ${Object.values(summary.faults_fired).reduce((sum, count) => sum + count, 0)} (${kinds.length} kinds), `
+          : '';
         streams.stdout.write(
           `generate ${summary.lane}: ${summary.episodes} episodes, ${summary.written} records written, ${summary.rejected} rejected, ` +
-            `tasks completed ${summary.completed}/${summary.written} (${percent(summary.completion_rate)}), ` +
+            `tasks completed ${summary.completed}/${summary.written} (${percent(summary.completion_rate)}), ${faults}` +
             `wall ${summary.wall_seconds.toFixed(2)}s -> ${summary.out_dir}\n`,
         );
       }

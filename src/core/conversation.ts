@@ -11,6 +11,8 @@ export interface ToolDescriptor {
   description: string;
   input_schema: JsonObject;
   output_schema?: JsonObject;
+  /** MCP tool annotations (readOnlyHint, destructiveHint, ...), when the server gives them. */
+  annotations?: JsonObject;
 }
 
 export interface ToolCall {
@@ -29,6 +31,7 @@ export type ToolErrorKind =
   | 'jsonrpc_error'
   | 'timeout'
   | 'transport_error'
+  | 'invalid_result'
   | 'result_too_large'
   | 'tool_call_limit';
 

@@ -57,6 +57,20 @@ export function compileValidator(schema: object, options: CompileOptions = {}): 
   return (value) => (compiled(value) ? [] : toFieldErrors(compiled.errors ?? [], style));
 }
 
+/**
+ * The factory's own schemas reference each other by `$id`; they are added to
+ * the strict instance together and compiled by id.
+ */
+export function compileRegistered(schemas: readonly (object & { $id: string })[], id: string, options: Omit<CompileOptions, 'strict'> = {}): Validator {
+  for (const schema of schemas) {
+    if (!strictAjv.getSchema(schema.$id)) strictAjv.addSchema(schema);
+  }
+  const compiled = strictAjv.getSchema(id);
+  if (!compiled) throw new Error(`no schema with $id ${id}`);
+  const style = options.pointers ? 'pointer' : 'dotted';
+  return (value) => (compiled(value) ? [] : toFieldErrors(compiled.errors ?? [], style));
+}
+
 export function toFieldErrors(errors: readonly ErrorObject[], style: 'dotted' | 'pointer' = 'dotted'): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();

@@ -55,6 +55,8 @@ export interface GenerateSummary {
   rejected: number;
   completed: number;
   completion_rate: number;
+  /** Faults fired across the written records, by kind. */
+  faults_fired: Record<string, number>;
   wall_seconds: number;
   rejections: { record_id: string; stage: string; reason: string }[];
 }
@@ -77,6 +79,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const traceFiles: string[] = [];
   const rejections: GenerateSummary['rejections'] = [];
   let completed = 0;
+  const faultsFired: Record<string, number> = {};
 
   for (const [index, spec] of plan.entries()) {
     const id = recordId(lane.name, spec.task.id, spec.seed);
@@ -107,6 +110,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
           status = 'written';
           taskCompleted = record.result.task_completed;
           if (taskCompleted) completed++;
+          for (const fault of record.recovery.faults_fired) faultsFired[fault.kind] = (faultsFired[fault.kind] ?? 0) + 1;
           trace.phase('verify').emit('record_written', { task_completed: taskCompleted });
         }
       }
@@ -147,6 +151,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     rejected: rejected.rows,
     completed,
     completion_rate: episodes.rows === 0 ? 0 : completed / episodes.rows,
+    faults_fired: Object.fromEntries(Object.entries(faultsFired).sort(([left], [right]) => (left < right ? -1 : 1))),
     wall_seconds: Math.round(performance.now() - started) / 1000,
     rejections,
   };

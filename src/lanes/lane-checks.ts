@@ -9,6 +9,7 @@ import { compileValidator } from '../core/schema-validator.js';
 import { deepTemplateRoots, templateRoots } from '../core/template.js';
 import { SCRIPTED_VARIANTS } from '../policy/scripted-policy.js';
 import { findWorld, worldNames } from '../world/world-registry.js';
+import { LIST_FAULTS, type FaultPlan } from '../world/faults/fault-plan.js';
 import type { LaneDocument, Predicate, Task } from './lane.js';
 
 export function checkLane(document: LaneDocument, file: string, expectedName: string | undefined): Problem[] {
@@ -41,6 +42,7 @@ export function checkLane(document: LaneDocument, file: string, expectedName: st
   if (from! > to!) at(['seeds'], `"${document.seeds}" ends before it starts; write ${to}..${from}`);
 
   const toolNames = new Set(world?.tools.map((tool) => tool.name) ?? []);
+  if (document.faults) checkFaultPlan(document.faults, ['faults'], world ? toolNames : undefined, at);
   const seen = new Set<string>();
   document.tasks.forEach((task, index) => {
     if (seen.has(task.id)) at(['tasks', index, 'id'], `duplicate task id "${task.id}"`);
@@ -86,13 +88,26 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
       checkReferences(step.answer, known, [...tokens, 'answer'], at);
       return;
     }
-    if (toolNames && !toolNames.has(step.call)) {
-      at([...tokens, 'call'], `unknown tool "${step.call}"; this world has: ${[...toolNames].join(', ')}`);
-    }
+    const checkTool = (name: string, where: (string | number)[]) => {
+      if (toolNames && !toolNames.has(name)) at(where, `unknown tool "${name}"; this world has: ${[...toolNames].join(', ')}`);
+    };
+    checkTool(step.call, [...tokens, 'call']);
     checkReferences(step.arguments, known, [...tokens, 'arguments'], at);
+    if (step.before) {
+      checkTool(step.before.call, [...tokens, 'before', 'call']);
+      checkReferences(step.before.arguments, known, [...tokens, 'before', 'arguments'], at);
+    }
     if (step.as) {
       if (known.has(step.as)) at([...tokens, 'as'], `"${step.as}" is already defined`);
       known.add(step.as);
+    }
+    if (step.after) {
+      checkTool(step.after.call, [...tokens, 'after', 'call']);
+      checkReferences(step.after.arguments, known, [...tokens, 'after', 'arguments'], at);
+      checkReferences(step.after.expect, known, [...tokens, 'after', 'expect'], at);
+      if (step.after.expect.equals !== undefined && step.after.expect.contains !== undefined) {
+        at([...tokens, 'after', 'expect'], 'use one of equals or contains, not both');
+      }
     }
   });
   const last = task.solution[task.solution.length - 1];
@@ -103,6 +118,22 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
     if (ids.has(predicate.id)) at([...base, 'predicates', index, 'id'], `duplicate predicate id "${predicate.id}"`);
     ids.add(predicate.id);
     checkPredicate(predicate, [...base, 'predicates', index], params, toolNames, at);
+  });
+}
+
+function checkFaultPlan(plan: FaultPlan, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
+  const ids = new Set<string>();
+  if (plan.select === 'one' && plan.faults.length === 0) at([...base, 'select'], '"one" needs at least one fault to draw from');
+  plan.faults.forEach((entry, index) => {
+    const tokens = [...base, 'faults', index];
+    if (ids.has(entry.id)) at([...tokens, 'id'], `duplicate fault id "${entry.id}"`);
+    ids.add(entry.id);
+    const listFault = LIST_FAULTS.has(entry.kind);
+    if (listFault && (entry.tools || entry.calls)) at(tokens, `${entry.kind} acts on catalog listings: use "lists", not "tools" or "calls"`);
+    if (!listFault && entry.lists) at([...tokens, 'lists'], `${entry.kind} acts on tool calls: use "tools" or "calls", not "lists"`);
+    entry.tools?.forEach((tool, position) => {
+      if (toolNames && !toolNames.has(tool)) at([...tokens, 'tools', position], `unknown tool "${tool}"; this world has: ${[...toolNames].join(', ')}`);
+    });
   });
 }
 

@@ -10,6 +10,7 @@ import { hashCanonical } from '../core/hashing.js';
 import { BUILTIN_LANES_DIR } from '../core/package-paths.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import { DEFAULT_LIMITS } from '../runner/limits.js';
+import { EMPTY_PLAN } from '../world/faults/fault-plan.js';
 import type { Lane, LaneDocument } from './lane.js';
 import { checkLane } from './lane-checks.js';
 import { parseSeedRange } from './seed-range.js';
@@ -86,6 +87,7 @@ export function parseLane(text: string, path: string): Lane {
     path,
     sha256: hashCanonical(lane),
     limits: { ...DEFAULT_LIMITS, ...lane.limits },
+    faults: lane.faults ?? EMPTY_PLAN,
     variants: lane.policy.variants ?? { clean: 1 },
     seeds: parseSeedRange(lane.seeds, `${file}: /seeds`),
   };

@@ -3,6 +3,7 @@
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Limits } from '../runner/limits.js';
+import type { FaultPlan } from '../world/faults/fault-plan.js';
 
 export type Matcher =
   | { equals: JsonValue }
@@ -20,7 +21,21 @@ export type ParamSpec =
   | { choice: JsonValue[] }
   | { token: { length: number; prefix?: string } };
 
-export type SolutionStep = { call: string; arguments: JsonObject; as?: string } | { answer: string };
+export interface Expectation {
+  path: string;
+  equals?: JsonValue;
+  contains?: JsonValue;
+}
+
+export interface ReadStep {
+  call: string;
+  arguments: JsonObject;
+  expect?: Expectation;
+}
+
+export type SolutionStep =
+  | { call: string; arguments: JsonObject; as?: string; before?: ReadStep; after?: ReadStep & { expect: Expectation } }
+  | { answer: string };
 
 export interface Query {
   path: string;
@@ -68,6 +83,7 @@ export interface LaneDocument {
   policy: { kind: 'scripted'; variants?: Record<string, number> };
   seeds: string;
   limits?: Partial<Limits>;
+  faults?: FaultPlan;
   system_prompt: string;
   tasks: Task[];
 }
@@ -81,6 +97,7 @@ export interface Lane {
   /** sha256 of the canonical JSON of the document: whitespace edits do not change it. */
   sha256: string;
   limits: Limits;
+  faults: FaultPlan;
   variants: Record<string, number>;
   seeds: SeedRange;
 }

@@ -4,7 +4,7 @@
 // results that only the episode itself can fill in.
 
 import { canonicalJson } from '../core/canonical-json.js';
-import type { JsonObject, JsonValue } from '../core/json-value.js';
+import type { JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
 import { renderDeep, renderString } from '../core/template.js';
 import type { SolutionStep, Task, Where } from './lane.js';
@@ -54,11 +54,7 @@ export function instantiateTask(task: Task, snapshot: JsonValue, random: Random)
     script: task.solution.map((step) =>
       'answer' in step
         ? { answer: String(renderDeep(step.answer, params, { partial: true })) }
-        : {
-            call: step.call,
-            arguments: renderDeep(step.arguments, params, { partial: true }) as JsonObject,
-            ...(step.as ? { as: step.as } : {}),
-          },
+        : (renderDeep(step, params, { partial: true }) as SolutionStep),
     ),
   };
 }

@@ -8,8 +8,10 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../core/json-valu
 import type { Random } from '../core/random.js';
 
 export interface Corruption {
+  /** The first field got wrong (of `fields`). */
   field: string;
   kind: 'wrong_type' | 'missing_required';
+  fields: string[];
   arguments: JsonObject;
 }
 
@@ -32,8 +34,11 @@ function wrongTypeFor(value: JsonValue): JsonValue | undefined {
   return undefined;
 }
 
-/** Returns a corrupted copy of `args`, or undefined when nothing can be corrupted. */
-export function corruptArguments(tool: ToolDescriptor | undefined, args: unknown, random: Random): Corruption | undefined {
+/**
+ * Returns a copy of `args` with up to `count` fields got wrong, or undefined
+ * when nothing can be corrupted.
+ */
+export function corruptArguments(tool: ToolDescriptor | undefined, args: unknown, random: Random, count = 1): Corruption | undefined {
   if (!tool || !isJsonObject(args)) return undefined;
   const required = new Set(Array.isArray(tool.input_schema.required) ? (tool.input_schema.required as string[]) : []);
   const options: { field: string; kind: Corruption['kind'] }[] = [];
@@ -42,12 +47,17 @@ export function corruptArguments(tool: ToolDescriptor | undefined, args: unknown
     if (required.has(field)) options.push({ field, kind: 'missing_required' });
   }
   if (options.length === 0) return undefined;
-  // Prefer a wrongly typed value, the commonest small-model mistake, three to one.
-  const typed = options.filter((option) => option.kind === 'wrong_type');
-  const pool = typed.length > 0 && random.chance(0.75) ? typed : options;
-  const choice = random.pick(pool);
   const corrupted: JsonObject = { ...args };
-  if (choice.kind === 'wrong_type') corrupted[choice.field] = wrongTypeFor(args[choice.field]!)!;
-  else delete corrupted[choice.field];
-  return { field: choice.field, kind: choice.kind, arguments: corrupted };
+  const chosen: { field: string; kind: Corruption['kind'] }[] = [];
+  while (chosen.length < count) {
+    const remaining = options.filter((option) => !chosen.some((taken) => taken.field === option.field));
+    if (remaining.length === 0) break;
+    // Prefer a wrongly typed value, the commonest small-model mistake, three to one.
+    const typed = remaining.filter((option) => option.kind === 'wrong_type');
+    const choice = random.pick(typed.length > 0 && random.chance(0.75) ? typed : remaining);
+    if (choice.kind === 'wrong_type') corrupted[choice.field] = wrongTypeFor(args[choice.field]!)!;
+    else delete corrupted[choice.field];
+    chosen.push(choice);
+  }
+  return { field: chosen[0]!.field, kind: chosen[0]!.kind, fields: chosen.map((choice) => choice.field), arguments: corrupted };
 }

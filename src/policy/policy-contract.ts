@@ -17,6 +17,8 @@ export interface ToolCallAction {
   arguments: unknown;
   /** Text the model wrote alongside the call, if any. */
   text?: string;
+  /** Wait this long before the call (a retry's backoff); traced, never recorded. */
+  backoff_ms?: number;
 }
 
 export interface MalformedToolCall {

@@ -17,7 +17,19 @@ export interface PredicateResult {
 
 export interface FaultFired {
   kind: string;
-  [detail: string]: unknown;
+  /** The plan entry that fired. */
+  fault: string;
+  /** The model turn it fired in; 0 is the catalog listing before the first turn. */
+  step: number;
+  tool: string | null;
+  call: number | null;
+  detail: string;
+}
+
+export interface CatalogUpdateRecord {
+  before_message: number;
+  removed: string[];
+  added: ToolDescriptor[];
 }
 
 export interface Lineage {
@@ -42,10 +54,11 @@ export interface EpisodeRecord {
   task: { id: string; title: string; tags: string[] };
   tools: ToolDescriptor[];
   messages: Message[];
+  catalog_updates: CatalogUpdateRecord[];
   recovery: {
-    /** Tool messages with ok:false: rejected calls, isError results, JSON-RPC errors. */
+    /** Tool messages with ok:false, whatever the cause. */
     error_turns: number;
-    /** True when there was at least one error turn and the task was still completed. */
+    /** At least one error turn or fired fault, and the task was still completed. */
     recovered: boolean;
     faults_fired: FaultFired[];
   };

@@ -10,7 +10,7 @@ import type { JsonObject } from '../core/json-value.js';
 import { compileValidator, formatFieldErrors, type FieldError, type Validator } from '../core/schema-validator.js';
 import type { Action, Policy } from '../policy/policy-contract.js';
 import type { Limits } from './limits.js';
-import type { ToolGateway } from './mcp-tool-gateway.js';
+import type { ToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
 
 export type OutcomeKind = 'final_answer' | 'step_limit' | 'tool_call_limit' | 'wall_time_limit' | 'policy_error';
@@ -31,17 +31,24 @@ export interface RunStats {
   error_turns: number;
 }
 
+/** The catalog changed mid-episode (a tool renamed or removed); applied before the message at `before_message`. */
+export interface CatalogUpdate {
+  before_message: number;
+  removed: string[];
+  added: ToolDescriptor[];
+}
+
 export interface AgentRun {
   messages: Message[];
   outcome: Outcome;
   stats: RunStats;
   final_text: string | null;
+  catalog_updates: CatalogUpdate[];
 }
 
 export interface AgentLoopOptions {
   policy: Policy;
-  catalog: readonly ToolDescriptor[];
-  gateway: ToolGateway;
+  tools: ToolSession;
   /** The conversation so far: normally the system and user messages. */
   messages: readonly Message[];
   limits: Limits;
@@ -63,13 +70,15 @@ type State =
 class WallTimeExceeded extends Error {}
 
 export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun> {
-  const { policy, catalog, gateway, limits } = options;
+  const { policy, tools, limits } = options;
   const trace = options.trace ?? NULL_TRACE;
   const clock = options.clock ?? (() => performance.now());
   const deadline = clock() + limits.wall_time_ms;
   const episodeSignal = options.signal ?? new AbortController().signal;
   const messages: Message[] = [...options.messages];
-  const validators = new Map<string, Validator>(catalog.map((tool) => [tool.name, compileValidator(tool.input_schema)]));
+  const validatorsFor = (catalog: readonly ToolDescriptor[]) => new Map<string, Validator>(catalog.map((tool) => [tool.name, compileValidator(tool.input_schema)]));
+  let validators = validatorsFor(tools.catalog);
+  const catalogUpdates: CatalogUpdate[] = [];
   const stats: RunStats = { steps: 0, tool_calls: 0, rejected_calls: 0, error_turns: 0 };
   let finalText: string | null = null;
   let callCounter = 0;
@@ -92,7 +101,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
   };
 
   let state: State = { at: 'model_turn' };
-  trace.emit('loop_started', { limits: { ...limits }, tools: catalog.map((tool) => tool.name), messages: messages.length });
+  trace.emit('loop_started', { limits: { ...limits }, tools: tools.catalog.map((tool) => tool.name), messages: messages.length });
 
   while (state.at !== 'finished') {
     switch (state.at) {
@@ -106,10 +115,17 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
           break;
         }
         stats.steps++;
+        tools.step = stats.steps;
+        const change = await tools.sync();
+        if (change) {
+          catalogUpdates.push({ before_message: messages.length, removed: change.removed, added: change.added });
+          validators = validatorsFor(tools.catalog);
+          trace.emit('catalog_changed', { step: stats.steps, removed: change.removed, added: change.added.map((tool) => tool.name) });
+        }
         const started = clock();
         try {
           const action = await withDeadline(
-            (signal) => policy.next({ messages: messages.slice(), tools: catalog }, signal),
+            (signal) => policy.next({ messages: messages.slice(), tools: tools.catalog }, signal),
             deadline - clock(),
           );
           trace.emit('model_turn', { step: stats.steps, action: action?.kind ?? null, duration_ms: round(clock() - started) });
@@ -133,6 +149,11 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
           state = finish(trace, 'final_answer');
         } else if (action?.kind === 'tool_call' && typeof action.name === 'string' && action.name.length > 0) {
           const call: ToolCall = { id: `call_${++callCounter}`, name: action.name, arguments: action.arguments ?? null };
+          if (typeof action.backoff_ms === 'number' && action.backoff_ms > 0) {
+            const wait = Math.min(action.backoff_ms, Math.max(0, deadline - clock()));
+            trace.emit('backoff', { call_id: call.id, requested_ms: action.backoff_ms, waited_ms: wait });
+            await new Promise((resolve) => setTimeout(resolve, wait));
+          }
           const message: AssistantMessage = { role: 'assistant', content: typeof action.text === 'string' ? action.text : '', tool_calls: [call] };
           messages.push(message);
           trace.emit('action_parsed', { kind: 'tool_call', call_id: call.id, tool: call.name });
@@ -152,7 +173,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
         const call: ToolCall = state.call;
         const validate = validators.get(call.name);
         if (!validate) {
-          state = reject(call, 'unknown_tool', `unknown tool "${call.name}"; available tools: ${catalog.map((tool) => tool.name).join(', ')}`);
+          state = reject(call, 'unknown_tool', `unknown tool "${call.name}"; available tools: ${tools.catalog.map((tool) => tool.name).join(', ')}`);
           break;
         }
         const errors = validate(call.arguments);
@@ -180,7 +201,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
         stats.tool_calls++;
         trace.emit('tool_execution_started', { call_id: call.id, tool: call.name });
         const started = clock();
-        const execution = await gateway.call(call.name, args, { timeoutMs: limits.tool_timeout_ms, signal: episodeSignal });
+        const execution = await tools.call(call.name, args, { timeoutMs: limits.tool_timeout_ms, signal: episodeSignal });
         const bytes = Buffer.byteLength(execution.content, 'utf8');
         trace.emit('tool_execution_finished', {
           call_id: call.id,
@@ -223,7 +244,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
 
   const outcome = (state as { outcome: Outcome }).outcome;
   trace.emit('loop_finished', { outcome: outcome.kind, ...(outcome.detail ? { detail: outcome.detail } : {}), ...stats });
-  return { messages, outcome, stats, final_text: finalText };
+  return { messages, outcome, stats, final_text: finalText, catalog_updates: catalogUpdates };
 }
 
 function finish(trace: TraceSink, kind: OutcomeKind, detail?: string): State {

@@ -1,17 +1,20 @@
 // Owns running one episode against a live world: start the world as a real MCP
-// server, connect a client in-process, read the catalog through tools/list
-// (following every page), run the agent loop, and always close the connection.
+// server (behind the fault layer when the lane has a fault plan), connect a
+// client in-process, read the catalog through tools/list, run the agent loop,
+// and always close the connection. Reconnects rebuild the connection around the
+// same world state and the same fault state.
 
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Message, ToolDescriptor } from '../core/conversation.js';
-import type { JsonObject } from '../core/json-value.js';
+import type { Random } from '../core/random.js';
 import type { Policy } from '../policy/policy-contract.js';
+import type { FaultPlan, FiredFault } from '../world/faults/fault-plan.js';
+import { FaultState } from '../world/faults/fault-state.js';
 import { connectInProcess } from '../world/in-process-connection.js';
 import { createWorldServer } from '../world/mcp-server-binding.js';
 import type { WorldInstance } from '../world/world-contract.js';
 import { runAgentLoop, type AgentRun } from './agent-loop.js';
 import type { Limits } from './limits.js';
-import { McpToolGateway } from './mcp-tool-gateway.js';
+import { McpToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
 
 export interface WorldEpisodeOptions {
@@ -20,48 +23,46 @@ export interface WorldEpisodeOptions {
   messages: readonly Message[];
   limits: Limits;
   trace?: TraceSink;
+  /** A fault plan and the episode's `faults` substream. */
+  faults?: { plan: FaultPlan; random: Random };
 }
+
+/** A fired fault with the model turn it happened in (0: before the first turn). */
+export type RecordedFault = FiredFault & { step: number };
 
 export interface WorldEpisode {
+  /** The catalog as first listed. */
   catalog: ToolDescriptor[];
   run: AgentRun;
-}
-
-export async function listCatalog(client: Client): Promise<ToolDescriptor[]> {
-  const catalog: ToolDescriptor[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor });
-    for (const tool of page.tools) {
-      const descriptor: ToolDescriptor = {
-        name: tool.name,
-        description: tool.description ?? '',
-        input_schema: tool.inputSchema as JsonObject,
-      };
-      if (tool.outputSchema) descriptor.output_schema = tool.outputSchema as JsonObject;
-      catalog.push(descriptor);
-    }
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return catalog;
+  faults: RecordedFault[];
 }
 
 export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<WorldEpisode> {
   const trace = options.trace ?? NULL_TRACE;
-  const connection = await connectInProcess(createWorldServer(options.instance));
+  const faults: RecordedFault[] = [];
+  let session: McpToolSession | undefined;
+  const faultState =
+    options.faults && options.faults.plan.faults.length > 0
+      ? new FaultState(options.faults.plan, options.faults.random, (fault) => {
+          const recorded = { ...fault, step: session?.step ?? 0 };
+          faults.push(recorded);
+          trace.emit('fault_fired', { ...recorded });
+        })
+      : undefined;
+  if (faultState) trace.emit('faults_armed', { live: faultState.live.map((entry) => entry.id) });
+  session = await McpToolSession.open(
+    () =>
+      connectInProcess(createWorldServer(options.instance), {
+        faults: faultState,
+        onLayerError: (error) => trace.emit('fault_layer_error', { message: error.message }),
+      }),
+    trace,
+  );
   try {
-    const catalog = await listCatalog(connection.client);
-    trace.emit('catalog_listed', { tools: catalog.length });
-    const run = await runAgentLoop({
-      policy: options.policy,
-      catalog,
-      gateway: new McpToolGateway(connection.client),
-      messages: options.messages,
-      limits: options.limits,
-      trace,
-    });
-    return { catalog, run };
+    const catalog = session.catalog;
+    const run = await runAgentLoop({ policy: options.policy, tools: session, messages: options.messages, limits: options.limits, trace });
+    return { catalog, run, faults };
   } finally {
-    await connection.close();
+    await session.close();
   }
 }

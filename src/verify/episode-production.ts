@@ -49,7 +49,14 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     { role: 'user', content: instance.userMessage },
   ];
   options.trace?.emit('episode_started', { lane: lane.name, lane_sha256: lane.sha256, task: task.id, seed, variant, policy: policy.actor });
-  const { catalog, run } = await runWorldEpisode({ instance: { world, state }, policy, messages, limits: lane.limits, trace: options.trace });
+  const { catalog, run, faults } = await runWorldEpisode({
+    instance: { world, state },
+    policy,
+    messages,
+    limits: lane.limits,
+    trace: options.trace,
+    faults: { plan: lane.faults, random: substream(seed, `faults:${task.id}`) },
+  });
   const finalSnapshot = world.snapshot(state);
   const verdicts = evaluatePredicates(task.predicates, {
     initial: initialSnapshot,
@@ -58,7 +65,14 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     messages: run.messages,
     params: instance.params,
   });
-  const faultsFired: FaultFired[] = [];
+  const faultsFired: FaultFired[] = faults.map((fault) => ({
+    kind: fault.kind,
+    fault: fault.fault,
+    step: fault.step,
+    tool: fault.tool,
+    call: fault.call,
+    detail: fault.detail,
+  }));
   return assembleRecord({
     lane,
     task,

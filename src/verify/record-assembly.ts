@@ -48,9 +48,10 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
     task: { id: task.id, title: task.title, tags: task.tags ?? [] },
     tools: parts.catalog,
     messages: run.messages,
+    catalog_updates: run.catalog_updates,
     recovery: {
       error_turns: run.stats.error_turns,
-      recovered: run.stats.error_turns > 0 && completed,
+      recovered: (run.stats.error_turns > 0 || parts.faultsFired.length > 0) && completed,
       faults_fired: parts.faultsFired,
     },
     result: {

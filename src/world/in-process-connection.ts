@@ -7,6 +7,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { jsonSchemaValidator, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { compileValidator, formatFieldErrors } from '../core/schema-validator.js';
+import { FaultLayer } from './faults/fault-layer.js';
+import type { FaultState } from './faults/fault-state.js';
 
 export const CLIENT_INFO = { name: 'episode-factory', version: '1' } as const;
 
@@ -27,15 +29,41 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-export async function connectInProcess(server: Server): Promise<Connection> {
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: cachedValidators });
+export interface ConnectOptions {
+  /** Put a fault layer between the client and the server, with this episode's fault state. */
+  faults?: FaultState;
+  onLayerError?: (error: Error) => void;
+}
+
+export function createClient(): Client {
+  return new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: cachedValidators });
+}
+
+export async function connectInProcess(server: Server, options: ConnectOptions = {}): Promise<Connection> {
+  const client = createClient();
+  if (!options.faults) {
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverTransport);
+    await client.connect(clientTransport);
+    return {
+      client,
+      async close() {
+        await client.close();
+        await server.close();
+      },
+    };
+  }
+  const [clientTransport, layerDown] = InMemoryTransport.createLinkedPair();
+  const [layerUp, serverTransport] = InMemoryTransport.createLinkedPair();
   await server.connect(serverTransport);
+  const layer = new FaultLayer(options.faults, layerDown, layerUp, { onError: options.onLayerError });
+  await layer.start();
   await client.connect(clientTransport);
   return {
     client,
     async close() {
       await client.close();
+      await layer.close();
       await server.close();
     },
   };

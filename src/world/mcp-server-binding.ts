@@ -41,6 +41,7 @@ function prepare(world: World<any>): PreparedWorld {
 export function toMcpTool(spec: ToolSpec): Tool {
   const tool: Tool = { name: spec.name, description: spec.description, inputSchema: spec.inputSchema as Tool['inputSchema'] };
   if (spec.outputSchema) tool.outputSchema = spec.outputSchema as Tool['outputSchema'];
+  if (spec.annotations) tool.annotations = { ...spec.annotations };
   return tool;
 }
 

@@ -10,6 +10,8 @@ export interface ToolSpec {
   description: string;
   inputSchema: JsonObject;
   outputSchema?: JsonObject;
+  /** MCP tool annotations; `readOnlyHint` is how a fault layer tells reads from writes. */
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
 }
 
 export type ToolOutcome = { ok: true; value: JsonObject } | { ok: false; message: string };

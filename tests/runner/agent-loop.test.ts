@@ -8,12 +8,13 @@ import { substream } from '../../src/core/random.js';
 import type { Action, Policy } from '../../src/policy/policy-contract.js';
 import { runAgentLoop } from '../../src/runner/agent-loop.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/runner/limits.js';
-import { McpToolGateway } from '../../src/runner/mcp-tool-gateway.js';
+import { McpToolSession } from '../../src/runner/tool-session.js';
 import { Trace } from '../../src/runner/trace.js';
-import { listCatalog, runWorldEpisode } from '../../src/runner/world-episode.js';
+import { runWorldEpisode } from '../../src/runner/world-episode.js';
 import { ReplayPolicy } from '../../src/verify/replay-policy.js';
 import { issuesWorld } from '../../src/world/issues/issues-world.js';
 import { connectInProcess } from '../../src/world/in-process-connection.js';
+import { createWorldServer } from '../../src/world/mcp-server-binding.js';
 
 const actor = { role: 'policy', kind: 'test', name: 'listed-actions', version: '1' };
 const opening: Message[] = [
@@ -160,15 +161,14 @@ describe('agent loop state machine', () => {
 
   it('stops at the wall-time limit, checked at turn boundaries', async () => {
     const state = issuesWorld.init(substream(1, 'world'), {});
-    const connection = await connectInProcess((await import('../../src/world/mcp-server-binding.js')).createWorldServer({ world: issuesWorld, state }));
+    const session = await McpToolSession.open(() => connectInProcess(createWorldServer({ world: issuesWorld, state })));
     let now = 0;
     const issue = [...state.issues.keys()][0]!;
     try {
       const call: Action = { kind: 'tool_call', name: 'get_issue', arguments: { number: issue } };
       const result = await runAgentLoop({
         policy: new ReplayPolicy([call, call, call, call], actor),
-        catalog: await listCatalog(connection.client),
-        gateway: new McpToolGateway(connection.client),
+        tools: session,
         messages: opening,
         limits: { ...DEFAULT_LIMITS, wall_time_ms: 2500 },
         clock: () => (now += 400),
@@ -176,7 +176,7 @@ describe('agent loop state machine', () => {
       assert.equal(result.outcome.kind, 'wall_time_limit');
       assert.ok(result.stats.tool_calls >= 1 && result.stats.tool_calls < 4);
     } finally {
-      await connection.close();
+      await session.close();
     }
   });
 
@@ -211,13 +211,12 @@ describe('per-call timeout over a real MCP server', () => {
       });
       return { content: [{ type: 'text', text: 'too late' }] };
     });
-    const connection = await connectInProcess(server);
+    const session = await McpToolSession.open(() => connectInProcess(server));
     try {
       const policy: Policy = new ReplayPolicy([{ kind: 'tool_call', name: 'slow_tool', arguments: {} }, { kind: 'final_text', text: 'it timed out' }], actor);
       const result = await runAgentLoop({
         policy,
-        catalog: await listCatalog(connection.client),
-        gateway: new McpToolGateway(connection.client),
+        tools: session,
         messages: opening,
         limits: { ...DEFAULT_LIMITS, tool_timeout_ms: 50 },
       });
@@ -228,7 +227,7 @@ describe('per-call timeout over a real MCP server', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       assert.ok(cancelled, 'the server saw the cancellation');
     } finally {
-      await connection.close();
+      await session.close();
     }
   });
 });

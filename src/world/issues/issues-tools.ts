@@ -65,6 +65,7 @@ const issueResult = objectSchema({ issue: fullIssue }, ['issue']);
 export const ISSUES_TOOLS: readonly ToolSpec[] = [
   {
     name: 'search_issues',
+    annotations: { readOnlyHint: true },
     description:
       'Search issues in the repository. Every word of the query must appear in the title or body (case-insensitive). ' +
       'Returns matching issues in ascending number order, at most `limit` of them, and the total number of matches.',
@@ -85,12 +86,14 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_issue',
+    annotations: { readOnlyHint: true },
     description: 'Get one issue by number, with its body, labels, assignee, priority and comments.',
     inputSchema: objectSchema({ number: issueNumber }, ['number']),
     outputSchema: issueResult,
   },
   {
     name: 'get_user',
+    annotations: { readOnlyHint: true },
     description: 'Get a user by login: their display name and email address.',
     inputSchema: objectSchema({ login }, ['login']),
     outputSchema: objectSchema(
@@ -105,6 +108,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'create_issue',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Create a new issue. Labels must be existing labels; the assignee must be an existing login.',
     inputSchema: objectSchema(
       {
@@ -120,6 +124,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'update_issue',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     description: 'Change fields of an existing issue: title, body, assignee (null to unassign), priority or due date.',
     inputSchema: objectSchema(
       {
@@ -142,6 +147,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'close_issue',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Close an open issue with a reason. A duplicate must name the issue it duplicates in `duplicate_of`.',
     inputSchema: objectSchema(
       {
@@ -155,18 +161,21 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'add_label',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     description: 'Add a label to an issue. Adding a label the issue already has changes nothing.',
     inputSchema: objectSchema({ number: issueNumber, label }, ['number', 'label']),
     outputSchema: issueResult,
   },
   {
     name: 'remove_label',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description: 'Remove a label from an issue. Fails if the issue does not carry that label.',
     inputSchema: objectSchema({ number: issueNumber, label }, ['number', 'label']),
     outputSchema: issueResult,
   },
   {
     name: 'add_comment',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Add a comment to an issue, optionally notifying people by email. Returns the new comment and the comment count.',
     inputSchema: objectSchema(
       {

@@ -1,0 +1,185 @@
+// Owns the harness side of the MCP boundary: the catalog as the client sees
+// it (following nextCursor through empty and partial pages), refreshing it at
+// the next turn boundary after notifications/tools/list_changed, executing
+// validated calls under a per-call timeout (the SDK cancels with
+// notifications/cancelled), reconnecting after the transport drops, and
+// turning whatever comes back into the text a model sees plus a tool_result.
+// A tool failure is data, never an exception.
+
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import type { ToolDescriptor, ToolResult } from '../core/conversation.js';
+import type { JsonObject } from '../core/json-value.js';
+import type { Connection } from '../world/in-process-connection.js';
+import { NULL_TRACE, type TraceSink } from './trace.js';
+
+export interface ToolExecution {
+  content: string;
+  result: ToolResult;
+}
+
+export interface CatalogChange {
+  removed: string[];
+  added: ToolDescriptor[];
+}
+
+export interface CallOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** What the agent loop needs from the tool side. */
+export interface ToolSession {
+  readonly catalog: readonly ToolDescriptor[];
+  /** The model turn now starting; faults and harness events are attributed to it. */
+  step: number;
+  /** At a turn boundary: apply a catalog change the server announced, if any. */
+  sync(): Promise<CatalogChange | undefined>;
+  call(name: string, args: JsonObject, options: CallOptions): Promise<ToolExecution>;
+}
+
+export function contentText(content: CallToolResult['content']): string {
+  return content
+    .map((item) => {
+      switch (item.type) {
+        case 'text':
+          return item.text;
+        case 'resource':
+          return 'text' in item.resource ? item.resource.text : `[resource ${item.resource.uri}]`;
+        case 'resource_link':
+          return `[resource ${item.uri}]`;
+        default:
+          return `[${item.type}${'mimeType' in item ? ` ${item.mimeType}` : ''}]`;
+      }
+    })
+    .join('\n');
+}
+
+function toDescriptor(tool: { name: string; description?: string; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }): ToolDescriptor {
+  const descriptor: ToolDescriptor = { name: tool.name, description: tool.description ?? '', input_schema: tool.inputSchema as JsonObject };
+  if (tool.outputSchema) descriptor.output_schema = tool.outputSchema as JsonObject;
+  if (tool.annotations) descriptor.annotations = tool.annotations as JsonObject;
+  return descriptor;
+}
+
+/** Reads the whole catalog, following nextCursor through empty and partial pages. */
+export async function listCatalog(client: Client, trace: TraceSink = NULL_TRACE): Promise<ToolDescriptor[]> {
+  const catalog: ToolDescriptor[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor });
+    pages++;
+    catalog.push(...page.tools.map(toDescriptor));
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  if (pages > 1) trace.emit('harness_recovery', { action: 'followed_cursor', pages, tools: catalog.length });
+  return catalog;
+}
+
+function fromThrown(error: unknown): ToolExecution {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      return { content: `Tool call timed out: ${error.message}`, result: { ok: false, kind: 'timeout', error: error.message, code: error.code } };
+    }
+    if (error.code === ErrorCode.ConnectionClosed) {
+      return { content: `Tool call failed: ${error.message}`, result: { ok: false, kind: 'transport_error', error: error.message, code: error.code } };
+    }
+    // The SDK client checks structuredContent against the tool's output schema itself.
+    if (/structured content/i.test(error.message)) {
+      return { content: `Tool returned an invalid result: ${error.message}`, result: { ok: false, kind: 'invalid_result', error: error.message, code: error.code } };
+    }
+    return { content: error.message, result: { ok: false, kind: 'jsonrpc_error', error: error.message, code: error.code } };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { content: `Tool call failed: ${message}`, result: { ok: false, kind: 'transport_error', error: message } };
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 500 ? line.slice(0, 500) + '…' : line;
+}
+
+export async function executeCall(client: Client, name: string, args: JsonObject, options: CallOptions): Promise<ToolExecution> {
+  try {
+    const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: options.timeoutMs, signal: options.signal })) as CallToolResult;
+    const text = contentText(result.content ?? []);
+    if (result.isError) return { content: text, result: { ok: false, kind: 'tool_error', error: firstLine(text) } };
+    return { content: text, result: { ok: true } };
+  } catch (error) {
+    return fromThrown(error);
+  }
+}
+
+export function diffCatalog(before: readonly ToolDescriptor[], after: readonly ToolDescriptor[]): CatalogChange | undefined {
+  const previous = new Map(before.map((tool) => [tool.name, canonicalJson(tool)]));
+  const next = new Set(after.map((tool) => tool.name));
+  const removed = before.filter((tool) => !next.has(tool.name)).map((tool) => tool.name);
+  const added = after.filter((tool) => previous.get(tool.name) !== canonicalJson(tool));
+  return removed.length === 0 && added.length === 0 ? undefined : { removed, added };
+}
+
+/** A tool session over an MCP client that the harness can reconnect. */
+export class McpToolSession implements ToolSession {
+  step = 0;
+  catalog: ToolDescriptor[] = [];
+  private connection!: Connection;
+  private stale = false;
+
+  private constructor(
+    private readonly connect: () => Promise<Connection>,
+    private readonly trace: TraceSink,
+  ) {}
+
+  static async open(connect: () => Promise<Connection>, trace: TraceSink = NULL_TRACE): Promise<McpToolSession> {
+    const session = new McpToolSession(connect, trace);
+    await session.attach();
+    session.catalog = await listCatalog(session.connection.client, trace);
+    trace.emit('catalog_listed', { tools: session.catalog.length });
+    return session;
+  }
+
+  private async attach(): Promise<void> {
+    this.connection = await this.connect();
+    this.connection.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.stale = true;
+      this.trace.emit('list_changed_received', { step: this.step });
+    });
+  }
+
+  async sync(): Promise<CatalogChange | undefined> {
+    if (!this.stale) return undefined;
+    this.stale = false;
+    const next = await listCatalog(this.connection.client, this.trace);
+    const change = diffCatalog(this.catalog, next);
+    this.catalog = next;
+    this.trace.emit('harness_recovery', {
+      action: 'catalog_refreshed',
+      step: this.step,
+      removed: change?.removed ?? [],
+      added: change?.added.map((tool) => tool.name) ?? [],
+    });
+    return change;
+  }
+
+  async call(name: string, args: JsonObject, options: CallOptions): Promise<ToolExecution> {
+    const execution = await executeCall(this.connection.client, name, args, options);
+    if (execution.result.kind === 'timeout') {
+      this.trace.emit('harness_recovery', { action: 'cancelled_after_timeout', step: this.step, tool: name, timeout_ms: options.timeoutMs });
+    }
+    if (execution.result.kind === 'transport_error') {
+      // Same world, new connection: the next call goes through a fresh
+      // handshake, and the catalog is read again at the next turn boundary.
+      await this.connection.close().catch(() => undefined);
+      await this.attach();
+      this.stale = true;
+      this.trace.emit('harness_recovery', { action: 'reconnected', step: this.step, tool: name });
+    }
+    return execution;
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}
