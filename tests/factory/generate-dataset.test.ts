@@ -10,6 +10,8 @@ import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord, RejectedRow } from '../../src/records/episode-record.js';
 import type { Manifest } from '../../src/records/manifest.js';
 import { validateAgainst } from '../../src/records/schema-registry.js';
+import { SCRIPTED_VARIANTS } from '../../src/policy/scripted-policy.js';
+import { FAULT_KINDS } from '../../src/world/faults/fault-plan.js';
 import { registerWorld } from '../../src/world/world-registry.js';
 import { flakyLane, flakyWorld } from '../fixtures/flaky-world.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
@@ -146,6 +148,31 @@ describe('generate', () => {
     assert.equal(row.stage, 'plan');
     assert.match(row.reason, /parameter "target": no item of \/issues matches \{"state":"merged"\}/);
     assert.equal(row.record, null);
+  });
+
+  it('fires every fault kind over the faults lane\'s default seeds, records each one, and verifies every record', async () => {
+    const lane = loadLane('tool-world-faults-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    const summary = await generateDataset({ lane, outDir: out });
+    assert.equal(summary.rejected, 0);
+    assert.deepEqual(Object.keys(summary.faults_fired).sort(), [...FAULT_KINDS].sort());
+    const records = lines(join(out, 'episodes.jsonl')).map((line) => JSON.parse(line) as EpisodeRecord);
+    for (const record of records) {
+      const events = lines(join(out, 'traces', `${record.record_id}.jsonl`)).map((line) => JSON.parse(line));
+      const fired = events.filter((event) => event.phase === 'generate' && event.event_type === 'fault_fired');
+      assert.deepEqual(
+        fired.map((event) => [event.data.kind, event.data.step, event.data.call]),
+        record.recovery.faults_fired.map((fault) => [fault.kind, fault.step, fault.call]),
+        `${record.record_id}: every fault the layer fired is in the record`,
+      );
+    }
+    const variants = new Set(records.map((record) => record.provenance.lineage.variant));
+    assert.deepEqual([...variants].sort(), [...SCRIPTED_VARIANTS].sort());
+    assert.ok(records.some((record) => record.recovery.recovered), 'some episodes recover');
+    assert.ok(records.some((record) => record.provenance.lineage.variant === 'give_up_on_fault' && !record.result.task_completed), 'some give up, as DPO negatives');
+    const again = temporaryDirectory();
+    await generateDataset({ lane, outDir: again });
+    assert.equal(readFileSync(join(again, 'episodes.jsonl'), 'utf8'), readFileSync(join(out, 'episodes.jsonl'), 'utf8'));
   });
 
   it('refuses an output directory that holds something other than a dataset', async () => {

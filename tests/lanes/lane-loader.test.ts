@@ -113,3 +113,60 @@ describe('lane loading', () => {
     assert.ok(problems.some((problem) => problem.includes('/world/config/issues_per_topic/0: must be >= 2')), problems.join('\n'));
   });
 });
+
+describe('fault plans in lanes', () => {
+  const faultsLane = () => JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'tool-world-faults-v1.json'), 'utf8'));
+
+  it('loads the shipped faults lane with its plan', () => {
+    const lane = loadLane('tool-world-faults-v1', REPO_ROOT);
+    assert.equal(lane.faults.select, 'one');
+    assert.ok(lane.faults.faults.length >= 12);
+    assert.deepEqual(loadLane('tool-world-v1', REPO_ROOT).faults, { faults: [] });
+  });
+
+  it('checks each fault entry: kind, parameters, selectors and tool names', () => {
+    const document = faultsLane();
+    document.faults.faults = [
+      { id: 'a', kind: 'meteor_strike' },
+      { id: 'b', kind: 'latency', params: { ms: -5 } },
+      { id: 'c', kind: 'tool_error', lists: [1] },
+      { id: 'd', kind: 'empty_first_page', tools: ['get_issue'] },
+      { id: 'e', kind: 'timeout', tools: ['get_isue'] },
+      { id: 'e', kind: 'stale_read' },
+      { id: 'f', kind: 'transient', params: { failures: 2, colour: 'red' } },
+    ];
+    const problems = problemsOf(document, 'tool-world-faults-v1');
+    for (const expected of [
+      '/faults/faults/0/kind: must be one of: empty_first_page',
+      '/faults/faults/1/params/ms: must be >= 0',
+      '/faults/faults/6/params/colour: unknown field',
+    ]) {
+      assert.ok(problems.some((problem) => problem.includes(expected)), `expected "${expected}" in:\n${problems.join('\n')}`);
+    }
+    document.faults.faults = document.faults.faults.slice(2, 6);
+    const semantic = problemsOf(document, 'tool-world-faults-v1');
+    for (const expected of [
+      '/faults/faults/0/lists: tool_error acts on tool calls',
+      '/faults/faults/1: empty_first_page acts on catalog listings',
+      '/faults/faults/2/tools/0: unknown tool "get_isue"',
+      '/faults/faults/3/id: duplicate fault id "e"',
+    ]) {
+      assert.ok(semantic.some((problem) => problem.includes(expected)), `expected "${expected}" in:\n${semantic.join('\n')}`);
+    }
+  });
+
+  it('checks the reads a variant makes before and after a write', () => {
+    const document = faultsLane();
+    document.tasks[1].solution[0].before.call = 'peek_issue';
+    document.tasks[1].solution[0].after.expect = { path: '/issue/state', equals: 'closed', contains: 'x' };
+    document.tasks[3].solution[0].after.arguments.number = '{{nobody.number}}';
+    const problems = problemsOf(document, 'tool-world-faults-v1');
+    for (const expected of [
+      '/tasks/1/solution/0/before/call: unknown tool "peek_issue"',
+      '/tasks/1/solution/0/after/expect: use one of equals or contains, not both',
+      '/tasks/3/solution/0/after/arguments: template refers to "nobody"',
+    ]) {
+      assert.ok(problems.some((problem) => problem.includes(expected)), `expected "${expected}" in:\n${problems.join('\n')}`);
+    }
+  });
+});
