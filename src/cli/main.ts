@@ -7,6 +7,7 @@ import { FACTORY_VERSION } from '../core/package-paths.js';
 import { registerGenerate } from './generate-command.js';
 import { registerLanes } from './lanes-command.js';
 import { PROGRAM, processStreams, reportError, type Streams } from './output.js';
+import { registerProxy } from './proxy-command.js';
 import { registerReplay } from './replay-command.js';
 
 export function buildProgram(streams: Streams, setExit: (status: number) => void): Command {
@@ -26,6 +27,7 @@ export function buildProgram(streams: Streams, setExit: (status: number) => void
   registerGenerate(program, streams, setExit);
   registerReplay(program, streams, setExit);
   registerLanes(program, streams);
+  registerProxy(program, streams, setExit);
   program.addHelpText(
     'after',
     '\nQuick start:\n  episode-factory generate tool-world-v1     # writes datasets/tool-world-v1/\n  episode-factory replay datasets/tool-world-v1\n  episode-factory lanes list\n\nExit status: 0 success, 1 a check failed (rejected or unverifiable records), 2 a usage or precondition problem.',

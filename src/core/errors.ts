@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'usage'
   | 'lane_not_found'
   | 'lane_invalid'
+  | 'plan_invalid'
   | 'world_unknown'
   | 'dataset_not_found';
 
@@ -15,6 +16,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   usage: 2,
   lane_not_found: 2,
   lane_invalid: 2,
+  plan_invalid: 2,
   world_unknown: 2,
   dataset_not_found: 2,
 };

@@ -52,7 +52,7 @@ export function checkLane(document: LaneDocument, file: string, expectedName: st
   return problems;
 }
 
-type Report = (tokens: (string | number)[], reason: string) => void;
+export type Report = (tokens: (string | number)[], reason: string) => void;
 
 function checkReferences(text: unknown, known: ReadonlySet<string>, tokens: (string | number)[], at: Report): void {
   let roots: string[];
@@ -121,7 +121,7 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
   });
 }
 
-function checkFaultPlan(plan: FaultPlan, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
+export function checkFaultPlan(plan: FaultPlan, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
   const ids = new Set<string>();
   if (plan.select === 'one' && plan.faults.length === 0) at([...base, 'select'], '"one" needs at least one fault to draw from');
   plan.faults.forEach((entry, index) => {

@@ -34,9 +34,12 @@ const CURSOR_PREFIX = 'episode-factory:';
 /** What to do with the server's answer to a forwarded call: a message to deliver, or null to drop it. */
 type AfterResponse = (response: Message) => Message | null | Promise<Message | null>;
 
+/** Who ended the connection: the client side, the server side, a disconnect fault, or the owner. */
+export type CloseReason = 'client' | 'server' | 'fault' | 'owner';
+
 export interface FaultLayerOptions {
-  /** Called when a disconnect fault closes the connection on purpose. */
-  onDisconnect?: () => void;
+  /** Called once, when the layer has closed both sides. */
+  onClosed?: (reason: CloseReason) => void;
   /** Problems that are not the client's or the server's to see (a failed send). */
   onError?: (error: Error) => void;
 }
@@ -64,20 +67,21 @@ export class FaultLayer {
       this.fromClient(message as Message).catch((error) => this.report(error));
     };
     this.upstream.onmessage = (message) => this.fromServer(message as Message);
-    this.downstream.onclose = () => void this.close();
-    this.upstream.onclose = () => void this.close();
+    this.downstream.onclose = () => void this.close('client');
+    this.upstream.onclose = () => void this.close('server');
     this.downstream.onerror = (error) => this.report(error);
     this.upstream.onerror = (error) => this.report(error);
     await this.upstream.start();
     await this.downstream.start();
   }
 
-  async close(): Promise<void> {
+  async close(reason: CloseReason = 'owner'): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const { reject } of this.own.values()) reject(new Error('fault layer closed'));
     this.own.clear();
     await Promise.allSettled([this.downstream.close(), this.upstream.close()]);
+    this.options.onClosed?.(reason);
   }
 
   private report(error: unknown): void {
@@ -387,7 +391,6 @@ export class FaultLayer {
   }
 
   private async disconnect(): Promise<void> {
-    this.options.onDisconnect?.();
-    await this.close();
+    await this.close('fault');
   }
 }

@@ -1,0 +1,66 @@
+// Owns the `proxy` command: put the fault layer between any MCP client and any
+// stdio MCP server. stdout carries protocol messages only.
+
+import type { Command } from 'commander';
+import { FactoryError } from '../core/errors.js';
+import { loadFaultPlan } from '../lanes/fault-plan-loader.js';
+import { proxyEnvironment } from '../world/faults/proxy-environment.js';
+import { runProxy } from '../world/faults/stdio-proxy.js';
+import type { Streams } from './output.js';
+
+interface ProxyFlags {
+  faults: string;
+  seed: string;
+  log: string;
+  passEnv?: string[];
+}
+
+export function registerProxy(program: Command, streams: Streams, setExit: (status: number) => void): void {
+  program
+    .command('proxy')
+    .summary('serve any stdio MCP server with a fault plan applied, for chaos-testing MCP clients')
+    .description(
+      'Starts <command ...> as a stdio MCP server and serves it on this process\'s stdin/stdout, injecting the faults of ' +
+        'the plan (empty or paginated tool lists, JSON-RPC and isError failures, transient failures, timeouts, latency, ' +
+        'results that break their output schema, truncated results, renamed tools, disconnects, stale reads). Which ' +
+        'faults fire is drawn from --seed, so the same client run sees the same faults. Every fired fault is appended ' +
+        'to --log as JSONL and summarised on stderr; stdout carries protocol messages only. The server inherits this ' +
+        'environment except variables that look like secrets of the factory (*_API_KEY, *_API_TOKEN, EPISODE_FACTORY_*); ' +
+        'keep one with --pass-env NAME.',
+    )
+    .requiredOption('--faults <plan.json>', 'the fault plan (schemas/fault-plan.v1.schema.json), e.g. lanes/plans/chaos.json')
+    .option('--seed <n>', 'seed for which faults fire', '0')
+    .option('--log <file>', 'JSONL file the fired faults are appended to', 'proxy-faults.jsonl')
+    .option('--pass-env <name...>', 'environment variables to pass to the server even though they look like secrets')
+    .argument('<command...>', 'the server command and its arguments, after --')
+    .addHelpText('after', '\nExample:\n  episode-factory proxy --faults lanes/plans/chaos.json --seed 3 -- npx -y @modelcontextprotocol/server-memory')
+    .action(async (command: string[], flags: ProxyFlags) => {
+      if (!/^[0-9]{1,9}$/.test(flags.seed)) {
+        throw new FactoryError('usage', `--seed "${flags.seed}" is not a whole number`, { fix: 'pass --seed 0, --seed 17, ...' });
+      }
+      const plan = loadFaultPlan(flags.faults);
+      const { env, withheld } = proxyEnvironment(process.env, flags.passEnv ?? []);
+      if (withheld.length > 0) streams.stderr.write(`episode-factory proxy: not passing ${withheld.join(', ')} to the server (keep one with --pass-env)\n`);
+      const [executable, ...args] = command;
+      let result;
+      try {
+        result = await runProxy({
+          plan,
+          seed: Number(flags.seed),
+          command: executable!,
+          args,
+          env,
+          logPath: flags.log,
+          input: process.stdin,
+          output: process.stdout,
+          diagnostics: streams.stderr,
+        });
+      } catch (error) {
+        throw new FactoryError('usage', `cannot start the server "${command.join(' ')}": ${(error as Error).message}`, {
+          fix: 'check the command after -- (it must start an MCP server on stdio)',
+        });
+      }
+      streams.stderr.write(`episode-factory proxy: session ended (${result.ended}); ${result.faults} fault${result.faults === 1 ? '' : 's'} fired, logged to ${flags.log}\n`);
+      setExit(0);
+    });
+}

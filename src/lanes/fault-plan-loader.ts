@@ -1,0 +1,33 @@
+// Owns reading a standalone fault plan file (for the proxy): JSON, then
+// schemas/fault-plan.v1.schema.json, then the checks a schema cannot make,
+// with every problem listed by file and JSON pointer.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { FactoryError, type Problem } from '../core/errors.js';
+import { formatPointer } from '../core/json-pointer.js';
+import { validateAgainst } from '../records/schema-registry.js';
+import type { FaultPlan } from '../world/faults/fault-plan.js';
+import { checkFaultPlan } from './lane-checks.js';
+
+export function loadFaultPlan(path: string): FaultPlan {
+  if (!existsSync(path)) {
+    throw new FactoryError('plan_invalid', `fault plan ${path} does not exist`, { fix: 'pass a plan file, e.g. --faults lanes/plans/chaos.json' });
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new FactoryError('plan_invalid', `fault plan ${path} is not valid JSON: ${(error as Error).message}`, { fix: 'fix the JSON syntax' });
+  }
+  const problems: Problem[] = validateAgainst('fault-plan.v1', document).map((error) => ({ where: `${path}: ${error.path || '/'}`, reason: error.reason }));
+  if (problems.length === 0) {
+    checkFaultPlan(document as FaultPlan, [], undefined, (tokens, reason) => problems.push({ where: `${path}: ${formatPointer(tokens)}`, reason }));
+  }
+  if (problems.length > 0) {
+    throw new FactoryError('plan_invalid', `${path} is not a valid fault plan (${problems.length} problem${problems.length === 1 ? '' : 's'})`, {
+      fix: 'fix each problem listed above; the format is schemas/fault-plan.v1.schema.json',
+      problems,
+    });
+  }
+  return document as FaultPlan;
+}

@@ -1,0 +1,72 @@
+// Owns the standalone fault proxy: it starts any MCP server as a stdio
+// subprocess and serves it on its own stdin/stdout with a fault plan applied,
+// so any MCP client can be chaos-tested against any server. Every fired fault
+// is appended to a JSONL log as it happens. Nothing but protocol messages ever
+// goes to stdout; diagnostics go to stderr.
+
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Readable, Writable } from 'node:stream';
+import { substream } from '../../core/random.js';
+import { JsonlAppender } from '../../records/jsonl.js';
+import type { FaultPlan } from './fault-plan.js';
+import { FaultLayer, type CloseReason } from './fault-layer.js';
+import { FaultState } from './fault-state.js';
+
+export const PROXY_LOG_SCHEMA = 'episode-factory.proxy-fault.v1';
+
+export interface ProxyOptions {
+  plan: FaultPlan;
+  seed: number;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  logPath: string;
+  input: Readable;
+  output: Writable;
+  diagnostics: { write(text: string): unknown };
+}
+
+export interface ProxyResult {
+  /** Why the session ended. */
+  ended: 'client_closed' | 'server_exited' | 'disconnect_fault';
+  faults: number;
+}
+
+export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
+  const log = new JsonlAppender(options.logPath, 'append');
+  const started = performance.now();
+  let seq = 0;
+  const state = new FaultState(options.plan, substream(options.seed, 'faults:proxy'), (fault) => {
+    log.append({ schema: PROXY_LOG_SCHEMA, seq: ++seq, t_ms: Math.round(performance.now() - started), seed: options.seed, ...fault });
+    options.diagnostics.write(`episode-factory proxy: fault ${fault.kind} (${fault.fault})${fault.tool ? ` on ${fault.tool}` : ''}: ${fault.detail}\n`);
+  });
+  const upstream = new StdioClientTransport({ command: options.command, args: options.args, env: options.env, stderr: 'inherit' });
+  const downstream = new StdioServerTransport(options.input, options.output);
+  let resolveClosed!: (reason: CloseReason) => void;
+  const closed = new Promise<CloseReason>((resolve) => (resolveClosed = resolve));
+  const layer = new FaultLayer(state, downstream, upstream, {
+    onClosed: (reason) => resolveClosed(reason),
+    onError: (error) => options.diagnostics.write(`episode-factory proxy: ${error.message}\n`),
+  });
+  // The stdio server transport does not notice the end of its input by itself.
+  const clientGone = () => void layer.close('client');
+  options.input.once('end', clientGone);
+  options.input.once('close', clientGone);
+  try {
+    await layer.start();
+    const reason = await closed;
+    return { ended: ENDED[reason], faults: state.fired.length };
+  } finally {
+    options.input.off('end', clientGone);
+    options.input.off('close', clientGone);
+    log.close();
+  }
+}
+
+const ENDED: Record<CloseReason, ProxyResult['ended']> = {
+  client: 'client_closed',
+  owner: 'client_closed',
+  server: 'server_exited',
+  fault: 'disconnect_fault',
+};
