@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { FactoryError } from '../core/errors.js';
 import { loadFaultPlan } from '../lanes/fault-plan-loader.js';
+import { JsonlAppender } from '../records/jsonl.js';
 import { proxyEnvironment } from '../world/faults/proxy-environment.js';
 import { runProxy } from '../world/faults/stdio-proxy.js';
 import type { Streams } from './output.js';
@@ -42,6 +43,7 @@ export function registerProxy(program: Command, streams: Streams, setExit: (stat
       const { env, withheld } = proxyEnvironment(process.env, flags.passEnv ?? []);
       if (withheld.length > 0) streams.stderr.write(`episode-factory proxy: not passing ${withheld.join(', ')} to the server (keep one with --pass-env)\n`);
       const [executable, ...args] = command;
+      const log = new JsonlAppender(flags.log, 'append');
       let result;
       try {
         result = await runProxy({
@@ -50,7 +52,7 @@ export function registerProxy(program: Command, streams: Streams, setExit: (stat
           command: executable!,
           args,
           env,
-          logPath: flags.log,
+          log: (entry) => log.append(entry),
           input: process.stdin,
           output: process.stdout,
           diagnostics: streams.stderr,
@@ -59,6 +61,8 @@ export function registerProxy(program: Command, streams: Streams, setExit: (stat
         throw new FactoryError('usage', `cannot start the server "${command.join(' ')}": ${(error as Error).message}`, {
           fix: 'check the command after -- (it must start an MCP server on stdio)',
         });
+      } finally {
+        log.close();
       }
       streams.stderr.write(`episode-factory proxy: session ended (${result.ended}); ${result.faults} fault${result.faults === 1 ? '' : 's'} fired, logged to ${flags.log}\n`);
       setExit(0);

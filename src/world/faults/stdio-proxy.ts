@@ -1,14 +1,13 @@
 // Owns the standalone fault proxy: it starts any MCP server as a stdio
 // subprocess and serves it on its own stdin/stdout with a fault plan applied,
 // so any MCP client can be chaos-tested against any server. Every fired fault
-// is appended to a JSONL log as it happens. Nothing but protocol messages ever
-// goes to stdout; diagnostics go to stderr.
+// is handed to the log as it happens. Nothing but protocol messages ever goes
+// to stdout; diagnostics go to stderr.
 
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Readable, Writable } from 'node:stream';
 import { substream } from '../../core/random.js';
-import { JsonlAppender } from '../../records/jsonl.js';
 import type { FaultPlan } from './fault-plan.js';
 import { FaultLayer, type CloseReason } from './fault-layer.js';
 import { FaultState } from './fault-state.js';
@@ -21,7 +20,8 @@ export interface ProxyOptions {
   command: string;
   args: string[];
   env: Record<string, string>;
-  logPath: string;
+  /** Receives each fired fault as a log entry, the moment it fires. */
+  log: (entry: Record<string, unknown>) => void;
   input: Readable;
   output: Writable;
   diagnostics: { write(text: string): unknown };
@@ -34,11 +34,10 @@ export interface ProxyResult {
 }
 
 export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
-  const log = new JsonlAppender(options.logPath, 'append');
   const started = performance.now();
   let seq = 0;
   const state = new FaultState(options.plan, substream(options.seed, 'faults:proxy'), (fault) => {
-    log.append({ schema: PROXY_LOG_SCHEMA, seq: ++seq, t_ms: Math.round(performance.now() - started), seed: options.seed, ...fault });
+    options.log({ schema: PROXY_LOG_SCHEMA, seq: ++seq, t_ms: Math.round(performance.now() - started), seed: options.seed, ...fault });
     options.diagnostics.write(`episode-factory proxy: fault ${fault.kind} (${fault.fault})${fault.tool ? ` on ${fault.tool}` : ''}: ${fault.detail}\n`);
   });
   const upstream = new StdioClientTransport({ command: options.command, args: options.args, env: options.env, stderr: 'inherit' });
@@ -60,7 +59,6 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
   } finally {
     options.input.off('end', clientGone);
     options.input.off('close', clientGone);
-    log.close();
   }
 }
 
