@@ -150,7 +150,7 @@ describe('generate', () => {
     assert.equal(row.record, null);
   });
 
-  it('fires every fault kind over the faults lane\'s default seeds, records each one, and verifies every record', async () => {
+  it('fires every fault kind over the faults lane\'s default seeds, records each one, verifies every record, and matches the committed sample', async () => {
     const lane = loadLane('tool-world-faults-v1', REPO_ROOT);
     const out = temporaryDirectory();
     const summary = await generateDataset({ lane, outDir: out });
@@ -170,9 +170,13 @@ describe('generate', () => {
     assert.deepEqual([...variants].sort(), [...SCRIPTED_VARIANTS].sort());
     assert.ok(records.some((record) => record.recovery.recovered), 'some episodes recover');
     assert.ok(records.some((record) => record.provenance.lineage.variant === 'give_up_on_fault' && !record.result.task_completed), 'some give up, as DPO negatives');
-    const again = temporaryDirectory();
-    await generateDataset({ lane, outDir: again });
-    assert.equal(readFileSync(join(again, 'episodes.jsonl'), 'utf8'), readFileSync(join(out, 'episodes.jsonl'), 'utf8'));
+    for (const file of ['episodes.jsonl', 'rejected.jsonl']) {
+      assert.equal(
+        readFileSync(join(out, file), 'utf8'),
+        readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-faults-v1', file), 'utf8'),
+        `${file} differs from the committed sample: regenerate it with \`npx episode-factory generate tool-world-faults-v1\` if the change is intended`,
+      );
+    }
   });
 
   it('refuses an output directory that holds something other than a dataset', async () => {
