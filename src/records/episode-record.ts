@@ -3,11 +3,56 @@
 // them. schemas/episode-record.v1.schema.json is the authority; these types
 // mirror it.
 
-import type { Message, ToolDescriptor } from '../core/conversation.js';
+import type { AssistantMessage, Message, SystemMessage, ToolDescriptor, ToolMessage, UserMessage } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
 
 export const RECORD_FAMILY = 'mcp-tool-use-episode';
 export const RECORD_SCHEMA_VERSION = 'episode-record.v1';
+
+/**
+ * A tool as a record stores it. Schemas and annotations are free-form JSON
+ * whose shape differs from tool to tool, so they are stored as JSON-encoded
+ * strings: every record then has one stable column type for every loader
+ * (pyarrow, Hugging Face datasets, DuckDB). `JSON.parse` them back.
+ */
+export interface RecordTool {
+  name: string;
+  description: string;
+  input_schema: string;
+  output_schema?: string;
+  annotations?: string;
+}
+
+/** A tool call as a record stores it: the arguments exactly as emitted, JSON-encoded (they may be wrongly typed on purpose). */
+export interface RecordToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export type RecordAssistantMessage = Omit<AssistantMessage, 'tool_calls'> & { tool_calls?: RecordToolCall[] };
+export type RecordMessage = SystemMessage | UserMessage | RecordAssistantMessage | ToolMessage;
+
+export function toRecordTool(tool: ToolDescriptor): RecordTool {
+  const stored: RecordTool = { name: tool.name, description: tool.description, input_schema: JSON.stringify(tool.input_schema) };
+  if (tool.output_schema) stored.output_schema = JSON.stringify(tool.output_schema);
+  if (tool.annotations) stored.annotations = JSON.stringify(tool.annotations);
+  return stored;
+}
+
+export function fromRecordTool(tool: RecordTool): ToolDescriptor {
+  const descriptor: ToolDescriptor = { name: tool.name, description: tool.description, input_schema: JSON.parse(tool.input_schema) as JsonObject };
+  if (tool.output_schema !== undefined) descriptor.output_schema = JSON.parse(tool.output_schema) as JsonObject;
+  if (tool.annotations !== undefined) descriptor.annotations = JSON.parse(tool.annotations) as JsonObject;
+  return descriptor;
+}
+
+export function toRecordMessage(message: Message): RecordMessage {
+  if (message.role !== 'assistant') return message;
+  const { tool_calls: calls, ...rest } = message;
+  if (!calls) return rest;
+  return { ...rest, tool_calls: calls.map((call) => ({ id: call.id, name: call.name, arguments: JSON.stringify(call.arguments ?? null) })) };
+}
 
 export interface PredicateResult {
   id: string;
@@ -29,7 +74,7 @@ export interface FaultFired {
 export interface CatalogUpdateRecord {
   before_message: number;
   removed: string[];
-  added: ToolDescriptor[];
+  added: RecordTool[];
 }
 
 export interface Lineage {
@@ -52,8 +97,8 @@ export interface EpisodeRecord {
   schema_version: typeof RECORD_SCHEMA_VERSION;
   world: { name: string; version: string };
   task: { id: string; title: string; tags: string[] };
-  tools: ToolDescriptor[];
-  messages: Message[];
+  tools: RecordTool[];
+  messages: RecordMessage[];
   catalog_updates: CatalogUpdateRecord[];
   recovery: {
     /** Tool messages with ok:false, whatever the cause. */

@@ -8,7 +8,7 @@ import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { recordId } from '../lanes/episode-plan.js';
 import type { Lane, Task } from '../lanes/lane.js';
-import { RECORD_FAMILY, RECORD_SCHEMA_VERSION, type EpisodeRecord, type FaultFired } from '../records/episode-record.js';
+import { RECORD_FAMILY, RECORD_SCHEMA_VERSION, toRecordMessage, toRecordTool, type EpisodeRecord, type FaultFired } from '../records/episode-record.js';
 import type { AgentRun } from '../runner/agent-loop.js';
 import type { PredicateVerdict } from './predicates.js';
 
@@ -46,9 +46,9 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
     schema_version: RECORD_SCHEMA_VERSION,
     world: parts.world,
     task: { id: task.id, title: task.title, tags: task.tags ?? [] },
-    tools: parts.catalog,
-    messages: run.messages,
-    catalog_updates: run.catalog_updates,
+    tools: parts.catalog.map(toRecordTool),
+    messages: run.messages.map(toRecordMessage),
+    catalog_updates: run.catalog_updates.map((update) => ({ ...update, added: update.added.map(toRecordTool) })),
     recovery: {
       error_turns: run.stats.error_turns,
       recovered: (run.stats.error_turns > 0 || parts.faultsFired.length > 0) && completed,

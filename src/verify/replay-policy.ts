@@ -2,9 +2,9 @@
 // says the original policy took, so the episode can be rebuilt on a fresh world
 // without the original policy (or model) being present.
 
-import type { Message } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
 import type { Action, Policy } from '../policy/policy-contract.js';
+import type { RecordMessage } from '../records/episode-record.js';
 
 export class ReplayExhausted extends Error {
   constructor(message: string) {
@@ -15,14 +15,20 @@ export class ReplayExhausted extends Error {
 
 export const REPLAY_EXHAUSTED = 'replay ran out of recorded actions';
 
-/** The actions recorded in a conversation's assistant messages. */
-export function recordedActions(messages: readonly Message[]): Action[] {
+/** The actions recorded in a record's assistant messages; throws when stored arguments are not JSON. */
+export function recordedActions(messages: readonly RecordMessage[]): Action[] {
   const actions: Action[] = [];
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     if (message.role !== 'assistant') continue;
     const call = message.tool_calls?.[0];
     if (call) {
-      actions.push({ kind: 'tool_call', name: call.name, arguments: call.arguments, ...(message.content ? { text: message.content } : {}) });
+      let args: unknown;
+      try {
+        args = JSON.parse(call.arguments);
+      } catch {
+        throw new Error(`/messages/${index}/tool_calls/0/arguments is not JSON-encoded arguments`);
+      }
+      actions.push({ kind: 'tool_call', name: call.name, arguments: args, ...(message.content ? { text: message.content } : {}) });
     } else if (message.malformed_tool_call) {
       actions.push({ kind: 'malformed_tool_call', raw: message.content, reason: message.malformed_tool_call.reason });
     } else {

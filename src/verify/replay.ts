@@ -48,7 +48,13 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: { tr
 
   const policyActor = record.provenance.actors.find((actor) => actor.role === 'policy') as ConstructorParameters<typeof ReplayPolicy>[1];
   const exhausted = record.result.outcome === 'policy_error' && record.result.outcome_detail ? record.result.outcome_detail : REPLAY_EXHAUSTED;
-  const policy = new ReplayPolicy(recordedActions(record.messages), policyActor, exhausted);
+  let actions;
+  try {
+    actions = recordedActions(record.messages);
+  } catch (error) {
+    return { record_id: id, ok: false, problems: [errorMessage(error)] };
+  }
+  const policy = new ReplayPolicy(actions, policyActor, exhausted);
 
   let rebuilt: EpisodeRecord;
   try {

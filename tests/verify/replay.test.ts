@@ -77,12 +77,23 @@ describe('replay verification', () => {
 
   it('rejects a record whose call arguments were changed, because results and final state differ', async () => {
     const record = await recordFor('close-named-issue', 5);
-    const call = record.messages.find((message) => message.role === 'assistant' && message.tool_calls)!;
-    const target = (call as any).tool_calls[0].arguments.number as number;
-    (call as any).tool_calls[0].arguments.number = target + 1;
+    const call = (record.messages.find((message) => message.role === 'assistant' && message.tool_calls) as any).tool_calls[0];
+    const args = JSON.parse(call.arguments);
+    args.number += 1;
+    call.arguments = JSON.stringify(args);
     const verdict = await replayRecord(record, lane);
     assert.equal(verdict.ok, false);
     assert.ok(verdict.problems.some((problem) => problem.includes('tool result of call_')), verdict.problems.join('\n'));
+  });
+
+  it('stores tool-call arguments as JSON text, and rejects a record whose arguments are not JSON', async () => {
+    const record = await recordFor('find-open-bugs', 2);
+    const index = record.messages.findIndex((message) => message.role === 'assistant' && message.tool_calls);
+    const call = (record.messages[index] as any).tool_calls[0];
+    assert.equal(typeof call.arguments, 'string');
+    assert.equal(JSON.parse(call.arguments).query, JSON.parse(call.arguments).query);
+    call.arguments = '{"query": ';
+    assert.deepEqual((await replayRecord(record, lane)).problems, [`/messages/${index}/tool_calls/0/arguments is not JSON-encoded arguments`]);
   });
 
   it('rejects a record whose seed was changed', async () => {
