@@ -28,8 +28,10 @@ const ALLOWED: Record<string, string[]> = {
   runner: ['core', 'records', 'world', 'policy'],
   lanes: ['core', 'records', 'world', 'policy', 'runner'],
   verify: ['core', 'records', 'world', 'policy', 'runner', 'lanes'],
-  factory: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify'],
-  cli: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'factory'],
+  // Dataset operations work on records alone.
+  dataset: ['core', 'records'],
+  factory: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'dataset'],
+  cli: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'factory', 'dataset'],
 };
 
 describe('architecture', () => {

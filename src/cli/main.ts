@@ -4,11 +4,14 @@
 
 import { Command, CommanderError } from 'commander';
 import { FACTORY_VERSION } from '../core/package-paths.js';
+import { registerCard } from './card-command.js';
+import { registerDedup } from './dedup-command.js';
 import { registerGenerate } from './generate-command.js';
 import { registerLanes } from './lanes-command.js';
 import { PROGRAM, processStreams, reportError, type Streams } from './output.js';
 import { registerProxy } from './proxy-command.js';
 import { registerReplay } from './replay-command.js';
+import { registerStats } from './stats-command.js';
 
 export function buildProgram(streams: Streams, setExit: (status: number) => void): Command {
   const program = new Command(PROGRAM)
@@ -28,6 +31,9 @@ export function buildProgram(streams: Streams, setExit: (status: number) => void
   registerReplay(program, streams, setExit);
   registerLanes(program, streams);
   registerProxy(program, streams, setExit);
+  registerDedup(program, streams, setExit);
+  registerStats(program, streams);
+  registerCard(program, streams);
   program.addHelpText(
     'after',
     '\nQuick start:\n  episode-factory generate tool-world-v1     # writes datasets/tool-world-v1/\n  episode-factory replay datasets/tool-world-v1\n  episode-factory lanes list\n\nExit status: 0 success, 1 a check failed (rejected or unverifiable records), 2 a usage or precondition problem.',
@@ -47,9 +53,10 @@ export async function main(argv: readonly string[], streams: Streams = processSt
     return status;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      // --help and --version asked for; anything else (no command, a bad option) is a usage problem.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
       return 2;
     }
-    return reportError(error, streams);
+    return reportError(error, streams, { json: argv.includes('--json') });
   }
 }

@@ -13,8 +13,21 @@ export interface Streams {
 
 export const processStreams: Streams = { stdout: process.stdout, stderr: process.stderr };
 
-/** Prints an error and returns the exit status it maps to. */
-export function reportError(error: unknown, streams: Streams): number {
+/** Prints an error (as one JSON object on stderr when the command was asked for JSON) and returns its exit status. */
+export function reportError(error: unknown, streams: Streams, options: { json?: boolean } = {}): number {
+  if (options.json) {
+    const known = error instanceof FactoryError;
+    const body = {
+      error: {
+        code: known ? error.code : 'internal',
+        message: error instanceof Error ? error.message : String(error),
+        ...(known && error.fix ? { fix: error.fix } : {}),
+        ...(known && error.problems.length > 0 ? { problems: error.problems } : {}),
+      },
+    };
+    streams.stderr.write(JSON.stringify(body) + '\n');
+    return known ? error.exitStatus : 2;
+  }
   if (error instanceof FactoryError) {
     for (const problem of error.problems) streams.stderr.write(`  ${problem.where}: ${problem.reason}\n`);
     streams.stderr.write(`${PROGRAM}: ${error.message}${error.fix ? ` — fix: ${error.fix}` : ''}\n`);

@@ -6,7 +6,7 @@ import { FactoryError } from '../core/errors.js';
 import { loadFaultPlan } from '../lanes/fault-plan-loader.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { proxyEnvironment } from '../world/faults/proxy-environment.js';
-import { runProxy } from '../world/faults/stdio-proxy.js';
+import { ProxyStartError, runProxy } from '../world/faults/stdio-proxy.js';
 import type { Streams } from './output.js';
 
 interface ProxyFlags {
@@ -43,7 +43,14 @@ export function registerProxy(program: Command, streams: Streams, setExit: (stat
       const { env, withheld } = proxyEnvironment(process.env, flags.passEnv ?? []);
       if (withheld.length > 0) streams.stderr.write(`episode-factory proxy: not passing ${withheld.join(', ')} to the server (keep one with --pass-env)\n`);
       const [executable, ...args] = command;
-      const log = new JsonlAppender(flags.log, 'append');
+      let log: JsonlAppender;
+      try {
+        log = new JsonlAppender(flags.log, 'append');
+      } catch (error) {
+        throw new FactoryError('usage', `cannot write the fault log ${flags.log}: ${(error as Error).message}`, {
+          fix: 'pass --log with a path this process can write, e.g. --log /tmp/proxy-faults.jsonl',
+        });
+      }
       let result;
       try {
         result = await runProxy({
@@ -58,13 +65,19 @@ export function registerProxy(program: Command, streams: Streams, setExit: (stat
           diagnostics: streams.stderr,
         });
       } catch (error) {
-        throw new FactoryError('usage', `cannot start the server "${command.join(' ')}": ${(error as Error).message}`, {
+        if (!(error instanceof ProxyStartError)) throw error;
+        throw new FactoryError('usage', `cannot start the server "${command.join(' ')}": ${error.message}`, {
           fix: 'check the command after -- (it must start an MCP server on stdio)',
         });
       } finally {
         log.close();
       }
       streams.stderr.write(`episode-factory proxy: session ended (${result.ended}); ${result.faults} fault${result.faults === 1 ? '' : 's'} fired, logged to ${flags.log}\n`);
+      if (result.ended === 'server_exited' && !result.handshake) {
+        throw new FactoryError('usage', `the server "${command.join(' ')}" exited before answering initialize`, {
+          fix: 'run the command on its own to see why it stops; it must serve MCP on stdio',
+        });
+      }
       setExit(0);
     });
 }

@@ -20,7 +20,9 @@ export function registerReplay(program: Command, streams: Streams, setExit: (sta
       'For every record in <dir>/episodes.jsonl: find its lane by name and check the lane still has the hash the record ' +
         'carries, rebuild the world from the seed, re-issue the recorded calls through a real MCP server, and require every ' +
         'tool result, the final snapshot hash, every hidden predicate verdict and the recovery accounting to equal the ' +
-        'record. Exit 0 when all verify, 1 naming each record that does not (or each corrupt line), 2 for a usage problem.',
+        'record. Records made by a scripted policy are rebuilt by that policy, so edited text or arguments are caught too, ' +
+        'and every line must be exactly the bytes its replay writes. Exit 0 when all verify, 1 naming each record that does ' +
+        'not (or each corrupt line, or a repeated record id, or when there is nothing to verify), 2 for a usage problem.',
     )
     .argument('<dir>', 'a dataset directory written by generate')
     .option('--record <id...>', 'only these record ids')
@@ -41,10 +43,12 @@ export function registerReplay(program: Command, streams: Streams, setExit: (sta
         for (const failure of summary.failures) {
           for (const problem of failure.problems) streams.stdout.write(`FAIL ${failure.where}: ${problem}\n`);
         }
+        const corrupt = summary.corrupt_lines > 0 ? `, ${summary.corrupt_lines} corrupt line${summary.corrupt_lines === 1 ? '' : 's'}` : '';
         streams.stdout.write(
-          `replay ${dir}: ${summary.records} records, ${summary.verified} verified, ${summary.failed} failed (wall ${summary.wall_seconds.toFixed(2)}s)\n`,
+          `replay ${dir}: ${summary.records} records, ${summary.verified} verified, ${summary.failed} failed${corrupt} (wall ${summary.wall_seconds.toFixed(2)}s)\n`,
         );
+        if (summary.records === 0) streams.stderr.write(`replay: ${dir} has no records to verify\n`);
       }
-      setExit(summary.failed > 0 ? 1 : 0);
+      setExit(summary.failed > 0 || summary.corrupt_lines > 0 || summary.records === 0 ? 1 : 0);
     });
 }

@@ -86,13 +86,34 @@ function isDeferred(expression: string, context: Readonly<Record<string, unknown
   return options.partial === true && !Object.prototype.hasOwnProperty.call(context, parseExpression(expression)[0]!);
 }
 
+/**
+ * Values substituted in a first, partial stage must never be read as
+ * templates by the second: a world value containing "{{…}}" is data. They are
+ * marked in between and the mark is removed when rendering completes.
+ */
+const INERT = '\uF8FF';
+
+function inert(value: unknown): unknown {
+  if (typeof value === 'string') return value.split('{{').join(`{${INERT}{`);
+  if (Array.isArray(value)) return value.map(inert);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, inert(item)]));
+  return value;
+}
+
 /** Renders one string; a lone expression keeps its value's type. */
 export function renderTemplate(template: string, context: Readonly<Record<string, unknown>>, options: RenderOptions = {}): unknown {
   const whole = WHOLE.exec(template);
-  if (whole) return isDeferred(whole[1]!, context, options) ? template : evaluateExpression(whole[1]!, context);
-  return template.replace(EXPRESSION, (match, expression: string) =>
-    isDeferred(expression, context, options) ? match : renderText(evaluateExpression(expression, context)),
-  );
+  if (whole) {
+    if (isDeferred(whole[1]!, context, options)) return template;
+    const value = evaluateExpression(whole[1]!, context);
+    return options.partial ? inert(value) : value;
+  }
+  const rendered = template.replace(EXPRESSION, (match, expression: string) => {
+    if (isDeferred(expression, context, options)) return match;
+    const text = renderText(evaluateExpression(expression, context));
+    return options.partial ? (inert(text) as string) : text;
+  });
+  return options.partial ? rendered : rendered.split(INERT).join('');
 }
 
 export function renderString(template: string, context: Readonly<Record<string, unknown>>): string {
@@ -109,6 +130,19 @@ export function renderDeep(value: unknown, context: Readonly<Record<string, unkn
     return out;
   }
   return value;
+}
+
+/** Every expression (`target.number`) referenced anywhere inside a JSON-like value. */
+export function templateExpressions(value: unknown): string[] {
+  if (typeof value === 'string') {
+    return [...value.matchAll(EXPRESSION)].map((match) => {
+      parseExpression(match[1]!);
+      return match[1]!;
+    });
+  }
+  if (Array.isArray(value)) return value.flatMap(templateExpressions);
+  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(templateExpressions);
+  return [];
 }
 
 /** Every root name referenced anywhere inside a JSON-like value. */

@@ -81,49 +81,52 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   let completed = 0;
   const faultsFired: Record<string, number> = {};
 
-  for (const [index, spec] of plan.entries()) {
-    const id = recordId(lane.name, spec.task.id, spec.seed);
-    traceFiles.push(`${id}.jsonl`);
-    const trace = new Trace(runId, new JsonlAppender(join(staging, TRACES_DIR, `${id}.jsonl`)));
-    const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null) => {
-      const row: RejectedRow = { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record };
-      rejected.append(row);
-      rejections.push({ record_id: id, stage, reason });
-      trace.phase('verify').emit('record_rejected', { stage, reason });
-    };
-    let status: EpisodeProgress['status'] = 'rejected';
-    let taskCompleted = false;
-    try {
-      const record = await produceEpisode(spec, policyFor, { producedAt, trace: trace.phase('generate') });
-      const line = JSON.stringify(record);
-      const schemaErrors = validateAgainst('episode-record.v1', record);
-      if (schemaErrors.length > 0) {
-        reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
-      } else {
-        // Replay what will be stored, not the object in memory: a value that
-        // does not survive JSON serialization must fail here, not later.
-        const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay') });
-        if (!verdict.ok) {
-          reject('replay', verdict.problems.join('; '), record);
+  try {
+    for (const [index, spec] of plan.entries()) {
+      const id = recordId(lane.name, spec.task.id, spec.seed);
+      traceFiles.push(`${id}.jsonl`);
+      const trace = new Trace(runId, new JsonlAppender(join(staging, TRACES_DIR, `${id}.jsonl`)));
+      const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null) => {
+        const row: RejectedRow = { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record };
+        rejected.append(row);
+        rejections.push({ record_id: id, stage, reason });
+        trace.phase('verify').emit('record_rejected', { stage, reason });
+      };
+      let status: EpisodeProgress['status'] = 'rejected';
+      let taskCompleted = false;
+      try {
+        const record = await produceEpisode(spec, policyFor, { producedAt, trace: trace.phase('generate') });
+        const line = JSON.stringify(record);
+        const schemaErrors = validateAgainst('episode-record.v1', record);
+        if (schemaErrors.length > 0) {
+          reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
         } else {
-          episodes.append(record, line);
-          status = 'written';
-          taskCompleted = record.result.task_completed;
-          if (taskCompleted) completed++;
-          for (const fault of record.recovery.faults_fired) faultsFired[fault.kind] = (faultsFired[fault.kind] ?? 0) + 1;
-          trace.phase('verify').emit('record_written', { task_completed: taskCompleted });
+          // Replay what will be stored, not the object in memory: a value that
+          // does not survive JSON serialization must fail here, not later.
+          const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay'), text: line });
+          if (!verdict.ok) {
+            reject('replay', verdict.problems.join('; '), record);
+          } else {
+            episodes.append(record, line);
+            status = 'written';
+            taskCompleted = record.result.task_completed;
+            if (taskCompleted) completed++;
+            for (const fault of record.recovery.faults_fired) faultsFired[fault.kind] = (faultsFired[fault.kind] ?? 0) + 1;
+            trace.phase('verify').emit('record_written', { task_completed: taskCompleted });
+          }
         }
+      } catch (error) {
+        reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
+      } finally {
+        trace.close();
       }
-    } catch (error) {
-      reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
-    } finally {
-      trace.close();
+      options.onEpisode?.({ done: index + 1, total: plan.length, record_id: id, status, task_completed: taskCompleted });
     }
-    options.onEpisode?.({ done: index + 1, total: plan.length, record_id: id, status, task_completed: taskCompleted });
+  } finally {
+    // Whatever happened, what was written stays on disk, flushed.
+    episodes.close({ sync: true });
+    rejected.close({ sync: true });
   }
-
-  episodes.close({ sync: true });
-  rejected.close({ sync: true });
   publish(staging, outDir);
 
   const tasks = [...new Set(plan.map((spec) => spec.task.id))];

@@ -2,7 +2,6 @@
 // each task's solution in the variant the seed drew; the policy's own choices
 // (which argument to get wrong) come from its own substream.
 
-import { substream } from '../core/random.js';
 import type { Lane } from '../lanes/lane.js';
 import { ScriptedPolicy, type ScriptedVariant } from '../policy/scripted-policy.js';
 import type { PolicyFactory } from '../verify/episode-production.js';
@@ -14,7 +13,7 @@ export function policyFactoryFor(lane: Lane): PolicyFactory {
         new ScriptedPolicy({
           script: request.script,
           variant: request.variant as ScriptedVariant,
-          random: substream(request.seed, `policy:${request.taskId}`),
+          random: request.random,
         });
   }
 }

@@ -11,6 +11,7 @@ import { loadLane } from '../lanes/lane-loader.js';
 import { readJsonl } from '../records/jsonl.js';
 import { replayRecord } from '../verify/replay.js';
 import { EPISODES_FILE } from './generate-dataset.js';
+import { policyFactoryFor } from './policy-selection.js';
 
 export interface ReplayFailure {
   /** The record id, or `episodes.jsonl:<line>` for a line that is not a record. */
@@ -20,9 +21,13 @@ export interface ReplayFailure {
 
 export interface ReplayDatasetSummary {
   dir: string;
+  /** Lines that parsed as JSON (and were selected). */
   records: number;
   verified: number;
+  /** Records that did not verify. */
   failed: number;
+  /** Lines that are not records at all: torn, blank or not JSON. */
+  corrupt_lines: number;
   failures: ReplayFailure[];
   wall_seconds: number;
 }
@@ -44,14 +49,18 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     throw new FactoryError('dataset_not_found', `${dir} has no ${EPISODES_FILE}`, { fix: 'run `episode-factory generate <lane> --out ' + dir + '` first' });
   }
   const { rows, problems } = await readJsonl(file);
-  const failures: ReplayFailure[] = problems.map((problem) => ({ where: `${EPISODES_FILE}:${problem.line}`, problems: [problem.reason] }));
+  const recordIds = options.recordIds ?? [];
+  const filtered = recordIds.length > 0;
+  // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
+  const failures: ReplayFailure[] = filtered ? [] : problems.map((problem) => ({ where: `${EPISODES_FILE}:${problem.line}`, problems: [problem.reason] }));
+  const corruptLines = failures.length;
 
   let selected = rows;
-  if (options.recordIds && options.recordIds.length > 0) {
-    const wanted = new Set(options.recordIds);
+  if (filtered) {
+    const wanted = new Set(recordIds);
     selected = rows.filter((row) => wanted.has((row.value as { record_id?: string })?.record_id ?? ''));
     const found = new Set(selected.map((row) => (row.value as { record_id: string }).record_id));
-    const missing = options.recordIds.filter((id) => !found.has(id));
+    const missing = recordIds.filter((id) => !found.has(id));
     if (missing.length > 0) {
       throw new FactoryError('usage', `${file} has no record ${missing.map((id) => `"${id}"`).join(', ')}`, { fix: 'check the id against the record_id fields of the file' });
     }
@@ -71,12 +80,18 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   };
 
   let verified = 0;
+  let failed = 0;
+  const firstLine = new Map<string, number>();
   for (const [index, row] of selected.entries()) {
     const value = row.value as { record_id?: unknown; provenance?: { lineage?: { lane?: unknown } } };
     const where = typeof value?.record_id === 'string' ? value.record_id : `${EPISODES_FILE}:${row.line}`;
     const laneName = value?.provenance?.lineage?.lane;
     let ok = false;
-    if (typeof laneName !== 'string') {
+    const seenAt = typeof value?.record_id === 'string' ? firstLine.get(value.record_id) : undefined;
+    if (typeof value?.record_id === 'string' && seenAt === undefined) firstLine.set(value.record_id, row.line);
+    if (seenAt !== undefined) {
+      failures.push({ where, problems: [`line ${row.line} repeats the record_id of line ${seenAt}`] });
+    } else if (typeof laneName !== 'string') {
       failures.push({ where, problems: [`line ${row.line} has no provenance.lineage.lane`] });
     } else {
       const lane = laneFor(laneName);
@@ -84,12 +99,16 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
         const fix = lane instanceof FactoryError && lane.fix ? ` (${lane.fix})` : '';
         failures.push({ where, problems: [`cannot load lane "${laneName}": ${errorMessage(lane)}${fix}`] });
       } else {
-        const verdict = await replayRecord(row.value, lane);
+        const verdict = await replayRecord(row.value, lane, {
+          text: row.text,
+          derivePolicy: (actor) => (actor.kind === 'scripted' ? policyFactoryFor(lane) : undefined),
+        });
         ok = verdict.ok;
         if (ok) verified++;
         else failures.push({ where, problems: verdict.problems });
       }
     }
+    if (!ok) failed++;
     options.onRecord?.(index + 1, selected.length, ok);
   }
 
@@ -97,7 +116,8 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     dir,
     records: selected.length,
     verified,
-    failed: failures.length,
+    failed,
+    corrupt_lines: corruptLines,
     failures,
     wall_seconds: Math.round(performance.now() - started) / 1000,
   };

@@ -29,8 +29,16 @@ export function planEpisodes(lane: Lane, seeds: SeedRange = lane.seeds, taskIds?
     }
     tasks = tasks.filter((task) => taskIds.includes(task.id));
   }
+  const episodes = (seeds.to - seeds.from + 1) * tasks.length;
+  if (episodes > MAX_PLANNED_EPISODES) {
+    throw new FactoryError('usage', `${seeds.from}..${seeds.to} × ${tasks.length} tasks is ${episodes} episodes, more than one run plans (${MAX_PLANNED_EPISODES})`, {
+      fix: 'split the seed range across several runs',
+    });
+  }
   return tasks.flatMap((task) => seedsOf(seeds).map((seed) => ({ lane, task, seed })));
 }
+
+const MAX_PLANNED_EPISODES = 10_000_000;
 
 /** The policy variant of one episode, drawn from its own substream of the seed. */
 export function chooseVariant(lane: Lane, taskId: string, seed: number): string {

@@ -6,7 +6,7 @@
 import type { Problem } from '../core/errors.js';
 import { formatPointer, parsePointer } from '../core/json-pointer.js';
 import { compileValidator } from '../core/schema-validator.js';
-import { deepTemplateRoots, templateRoots } from '../core/template.js';
+import { deepTemplateRoots, templateExpressions, templateRoots } from '../core/template.js';
 import { SCRIPTED_VARIANTS } from '../policy/scripted-policy.js';
 import { findWorld, worldNames } from '../world/world-registry.js';
 import { LIST_FAULTS, type FaultPlan } from '../world/faults/fault-plan.js';
@@ -112,6 +112,28 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
   });
   const last = task.solution[task.solution.length - 1];
   if (last && !('answer' in last)) at([...base, 'solution'], 'must end with an {"answer": ...} step');
+
+  // The policy may know only what the user said: a parameter value the
+  // solution uses must appear, by the same expression, in the user message.
+  let stated: Set<string>;
+  try {
+    stated = new Set(templateExpressions(task.user));
+  } catch {
+    stated = new Set();
+  }
+  task.solution.forEach((step, index) => {
+    let used: string[];
+    try {
+      used = templateExpressions(step);
+    } catch {
+      return;
+    }
+    for (const expression of new Set(used)) {
+      if (params.has(expression.split('.')[0]!) && !stated.has(expression)) {
+        at([...base, 'solution', index], `uses {{${expression}}}, which the user message does not state: the policy may only know what the user said`);
+      }
+    }
+  });
 
   const ids = new Set<string>();
   task.predicates.forEach((predicate, index) => {

@@ -110,7 +110,7 @@ export class ScriptedPolicy implements Policy {
     } catch (error) {
       // A script that cannot go on (a result it needs never arrived) ends honestly.
       if (error instanceof TemplateError) {
-        return { kind: 'final_text', text: 'The change is made, but I could not read back the details I need to report it.' };
+        return { kind: 'final_text', text: 'I could not finish the task: I never got a result I needed to go on.' };
       }
       throw error;
     }

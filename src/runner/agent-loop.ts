@@ -57,7 +57,17 @@ export interface AgentLoopOptions {
   clock?: () => number;
   /** Cancels in-flight tool calls (the client sends notifications/cancelled). */
   signal?: AbortSignal;
+  /** False for replay: wall time is not replayable, so replay never reads the clock for limits. */
+  enforceWallTime?: boolean;
+  /** For replay of an episode that ran out of wall time: stop exactly where it stopped. */
+  halt?: WallTimeHalt;
 }
+
+/** Where an episode ran out of wall time, as its record shows it. */
+export type WallTimeHalt =
+  | { before_executing: string }
+  | { before_turn: number }
+  | { during_turn: number };
 
 type State =
   | { at: 'model_turn' }
@@ -69,12 +79,17 @@ type State =
 
 class WallTimeExceeded extends Error {}
 
+export const MODEL_TURN_PAST_WALL_TIME = (limit: number) => `model turn ran past wall_time_ms (${limit})`;
+export const WALL_TIME_EXCEEDED = (limit: number) => `exceeded wall_time_ms (${limit})`;
+
 export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun> {
   const { policy, tools, limits } = options;
   const trace = options.trace ?? NULL_TRACE;
   const clock = options.clock ?? (() => performance.now());
-  const deadline = clock() + limits.wall_time_ms;
-  const episodeSignal = options.signal ?? new AbortController().signal;
+  const enforceWallTime = options.enforceWallTime !== false;
+  const deadline = enforceWallTime ? clock() + limits.wall_time_ms : Number.POSITIVE_INFINITY;
+  const wallTimeDetail = WALL_TIME_EXCEEDED(limits.wall_time_ms);
+
   const messages: Message[] = [...options.messages];
   const validatorsFor = (catalog: readonly ToolDescriptor[]) => new Map<string, Validator>(catalog.map((tool) => [tool.name, compileValidator(tool.input_schema)]));
   let validators = validatorsFor(tools.catalog);
@@ -110,8 +125,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
           state = finish(trace, 'step_limit', `reached max_steps (${limits.max_steps})`);
           break;
         }
-        if (clock() >= deadline) {
-          state = finish(trace, 'wall_time_limit', `exceeded wall_time_ms (${limits.wall_time_ms})`);
+        if (clock() >= deadline || (options.halt && 'before_turn' in options.halt && options.halt.before_turn === stats.steps + 1)) {
+          state = finish(trace, 'wall_time_limit', wallTimeDetail);
           break;
         }
         stats.steps++;
@@ -122,17 +137,20 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
           validators = validatorsFor(tools.catalog);
           trace.emit('catalog_changed', { step: stats.steps, removed: change.removed, added: change.added.map((tool) => tool.name) });
         }
+        if (options.halt && 'during_turn' in options.halt && options.halt.during_turn === stats.steps) {
+          state = finish(trace, 'wall_time_limit', MODEL_TURN_PAST_WALL_TIME(limits.wall_time_ms));
+          break;
+        }
         const started = clock();
         try {
-          const action = await withDeadline(
-            (signal) => policy.next({ messages: messages.slice(), tools: tools.catalog }, signal),
-            deadline - clock(),
-          );
+          // A deep copy: nothing a policy does to its observation can change the record.
+          const observe = (signal: AbortSignal) => policy.next({ messages: structuredClone(messages), tools: structuredClone(tools.catalog) }, signal);
+          const action = enforceWallTime ? await withDeadline(observe, deadline - clock()) : await observe(new AbortController().signal);
           trace.emit('model_turn', { step: stats.steps, action: action?.kind ?? null, duration_ms: round(clock() - started) });
           state = { at: 'parse_action', action };
         } catch (error) {
           if (error instanceof WallTimeExceeded) {
-            state = finish(trace, 'wall_time_limit', `model turn ran past wall_time_ms (${limits.wall_time_ms})`);
+            state = finish(trace, 'wall_time_limit', MODEL_TURN_PAST_WALL_TIME(limits.wall_time_ms));
           } else {
             state = finish(trace, 'policy_error', error instanceof Error ? error.message : String(error));
           }
@@ -150,7 +168,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
         } else if (action?.kind === 'tool_call' && typeof action.name === 'string' && action.name.length > 0) {
           const call: ToolCall = { id: `call_${++callCounter}`, name: action.name, arguments: action.arguments ?? null };
           if (typeof action.backoff_ms === 'number' && action.backoff_ms > 0) {
-            const wait = Math.min(action.backoff_ms, Math.max(0, deadline - clock()));
+            const wait = enforceWallTime ? Math.min(action.backoff_ms, Math.max(0, deadline - clock())) : action.backoff_ms;
             trace.emit('backoff', { call_id: call.id, requested_ms: action.backoff_ms, waited_ms: wait });
             await new Promise((resolve) => setTimeout(resolve, wait));
           }
@@ -194,14 +212,14 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
       case 'execute': {
         const call: ToolCall = state.call;
         const args: JsonObject = state.args;
-        if (clock() >= deadline) {
-          state = finish(trace, 'wall_time_limit', `exceeded wall_time_ms (${limits.wall_time_ms}) before executing ${call.id}`);
+        if (clock() >= deadline || (options.halt && 'before_executing' in options.halt && options.halt.before_executing === call.id)) {
+          state = finish(trace, 'wall_time_limit', `${wallTimeDetail} before executing ${call.id}`);
           break;
         }
         stats.tool_calls++;
         trace.emit('tool_execution_started', { call_id: call.id, tool: call.name });
         const started = clock();
-        const execution = await tools.call(call.name, args, { timeoutMs: limits.tool_timeout_ms, signal: episodeSignal });
+        const execution = await tools.call(call.name, args, { timeoutMs: limits.tool_timeout_ms, ...(options.signal ? { signal: options.signal } : {}) });
         const bytes = Buffer.byteLength(execution.content, 'utf8');
         trace.emit('tool_execution_finished', {
           call_id: call.id,

@@ -11,6 +11,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { canonicalJson } from '../core/canonical-json.js';
 import type { ToolDescriptor, ToolResult } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
+import { compileValidator, formatFieldErrors } from '../core/schema-validator.js';
 import type { Connection } from '../world/in-process-connection.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
 
@@ -26,7 +27,8 @@ export interface CatalogChange {
 
 export interface CallOptions {
   timeoutMs: number;
-  signal: AbortSignal;
+  /** Cancels the call; omitted when nothing can cancel the episode. */
+  signal?: AbortSignal;
 }
 
 /** What the agent loop needs from the tool side. */
@@ -78,22 +80,29 @@ export async function listCatalog(client: Client, trace: TraceSink = NULL_TRACE)
   return catalog;
 }
 
-function fromThrown(error: unknown): ToolExecution {
+/**
+ * Classifies a thrown error by where it came from, never by its code alone: a
+ * server may answer with -32000 or -32001 itself, which is a JSON-RPC error,
+ * not a dropped connection or the client's own timeout.
+ */
+function fromThrown(error: unknown, connectionClosed: boolean): ToolExecution {
   if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) {
+    const data = error.data as { timeout?: unknown } | undefined;
+    if (error.code === ErrorCode.RequestTimeout && typeof data === 'object' && data !== null && data.timeout !== undefined) {
       return { content: `Tool call timed out: ${error.message}`, result: { ok: false, kind: 'timeout', error: error.message, code: error.code } };
     }
-    if (error.code === ErrorCode.ConnectionClosed) {
+    if (error.code === ErrorCode.ConnectionClosed && connectionClosed) {
       return { content: `Tool call failed: ${error.message}`, result: { ok: false, kind: 'transport_error', error: error.message, code: error.code } };
     }
-    // The SDK client checks structuredContent against the tool's output schema itself.
-    if (/structured content/i.test(error.message)) {
-      return { content: `Tool returned an invalid result: ${error.message}`, result: { ok: false, kind: 'invalid_result', error: error.message, code: error.code } };
-    }
+    if (/structured content/i.test(error.message)) return invalidResult(error.message);
     return { content: error.message, result: { ok: false, kind: 'jsonrpc_error', error: error.message, code: error.code } };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { content: `Tool call failed: ${message}`, result: { ok: false, kind: 'transport_error', error: message } };
+}
+
+function invalidResult(message: string): ToolExecution {
+  return { content: `Tool returned an invalid result: ${message}`, result: { ok: false, kind: 'invalid_result', error: message } };
 }
 
 function firstLine(text: string): string {
@@ -101,14 +110,30 @@ function firstLine(text: string): string {
   return line.length > 500 ? line.slice(0, 500) + '…' : line;
 }
 
-export async function executeCall(client: Client, name: string, args: JsonObject, options: CallOptions): Promise<ToolExecution> {
+export interface CallContext {
+  /** The tool as listed, for checking structured content against its output schema. */
+  tool?: ToolDescriptor;
+  /** Whether the transport has closed: only then is a -32000 a dropped connection. */
+  connectionClosed: () => boolean;
+}
+
+export async function executeCall(client: Client, name: string, args: JsonObject, options: CallOptions, context: CallContext): Promise<ToolExecution> {
   try {
-    const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: options.timeoutMs, signal: options.signal })) as CallToolResult;
+    const requestOptions = { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
+    const result = (await client.callTool({ name, arguments: args }, undefined, requestOptions)) as CallToolResult;
     const text = contentText(result.content ?? []);
     if (result.isError) return { content: text, result: { ok: false, kind: 'tool_error', error: firstLine(text) } };
+    // The SDK's own check only knows the tools of the last tools/list page it
+    // read, so a paginated catalog would switch it off: check here as well.
+    const outputSchema = context.tool?.output_schema;
+    if (outputSchema) {
+      if (result.structuredContent === undefined) return invalidResult(`Tool ${name} has an output schema but did not return structured content`);
+      const errors = compileValidator(outputSchema)(result.structuredContent);
+      if (errors.length > 0) return invalidResult(`Structured content does not match the tool's output schema: ${formatFieldErrors(errors)}`);
+    }
     return { content: text, result: { ok: true } };
   } catch (error) {
-    return fromThrown(error);
+    return fromThrown(error, context.connectionClosed());
   }
 }
 
@@ -126,6 +151,7 @@ export class McpToolSession implements ToolSession {
   catalog: ToolDescriptor[] = [];
   private connection!: Connection;
   private stale = false;
+  private transportClosed = false;
 
   private constructor(
     private readonly connect: () => Promise<Connection>,
@@ -142,7 +168,14 @@ export class McpToolSession implements ToolSession {
 
   private async attach(): Promise<void> {
     this.connection = await this.connect();
-    this.connection.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    this.transportClosed = false;
+    const client = this.connection.client;
+    const previous = client.onclose;
+    client.onclose = () => {
+      this.transportClosed = true;
+      previous?.();
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.stale = true;
       this.trace.emit('list_changed_received', { step: this.step });
     });
@@ -164,7 +197,10 @@ export class McpToolSession implements ToolSession {
   }
 
   async call(name: string, args: JsonObject, options: CallOptions): Promise<ToolExecution> {
-    const execution = await executeCall(this.connection.client, name, args, options);
+    const execution = await executeCall(this.connection.client, name, args, options, {
+      tool: this.catalog.find((candidate) => candidate.name === name),
+      connectionClosed: () => this.transportClosed,
+    });
     if (execution.result.kind === 'timeout') {
       this.trace.emit('harness_recovery', { action: 'cancelled_after_timeout', step: this.step, tool: name, timeout_ms: options.timeoutMs });
     }

@@ -12,7 +12,7 @@ import { FaultState } from '../world/faults/fault-state.js';
 import { connectInProcess } from '../world/in-process-connection.js';
 import { createWorldServer } from '../world/mcp-server-binding.js';
 import type { WorldInstance } from '../world/world-contract.js';
-import { runAgentLoop, type AgentRun } from './agent-loop.js';
+import { runAgentLoop, type AgentRun, type WallTimeHalt } from './agent-loop.js';
 import type { Limits } from './limits.js';
 import { McpToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
@@ -25,6 +25,10 @@ export interface WorldEpisodeOptions {
   trace?: TraceSink;
   /** A fault plan and the episode's `faults` substream. */
   faults?: { plan: FaultPlan; random: Random };
+  /** Replay turns the wall clock off: time is not replayable, the recorded actions are. */
+  enforceWallTime?: boolean;
+  /** Replay of an episode that ran out of wall time stops where the original did. */
+  halt?: WallTimeHalt;
 }
 
 /** A fired fault with the model turn it happened in (0: before the first turn). */
@@ -50,7 +54,7 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
         })
       : undefined;
   if (faultState) trace.emit('faults_armed', { live: faultState.live.map((entry) => entry.id) });
-  session = await McpToolSession.open(
+  const opened = await McpToolSession.open(
     () =>
       connectInProcess(createWorldServer(options.instance), {
         faults: faultState,
@@ -58,11 +62,20 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
       }),
     trace,
   );
+  session = opened;
   try {
-    const catalog = session.catalog;
-    const run = await runAgentLoop({ policy: options.policy, tools: session, messages: options.messages, limits: options.limits, trace });
+    const catalog = opened.catalog;
+    const run = await runAgentLoop({
+      policy: options.policy,
+      tools: opened,
+      messages: options.messages,
+      limits: options.limits,
+      trace,
+      ...(options.enforceWallTime === false ? { enforceWallTime: false } : {}),
+      ...(options.halt ? { halt: options.halt } : {}),
+    });
     return { catalog, run, faults };
   } finally {
-    await session.close();
+    await opened.close();
   }
 }

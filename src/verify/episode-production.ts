@@ -5,12 +5,13 @@
 
 import type { Message } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
-import { substream } from '../core/random.js';
+import { substream, type Random } from '../core/random.js';
 import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
 import type { SolutionStep } from '../lanes/lane.js';
 import { instantiateTask } from '../lanes/task-instance.js';
 import type { Policy } from '../policy/policy-contract.js';
 import type { EpisodeRecord, FaultFired } from '../records/episode-record.js';
+import type { WallTimeHalt } from '../runner/agent-loop.js';
 import type { TraceSink } from '../runner/trace.js';
 import { runWorldEpisode } from '../runner/world-episode.js';
 import { worldActor } from '../world/world-actor.js';
@@ -19,12 +20,16 @@ import { FACTORY_VERSION } from '../core/package-paths.js';
 import { evaluatePredicates } from './predicates.js';
 import { assembleRecord } from './record-assembly.js';
 
-/** What a policy may be built from: the solution script and the drawn variant, never the world. */
+/**
+ * What a policy may be built from: the solution script, the drawn variant and
+ * its own random substream. Never the seed itself, from which the world could
+ * be rebuilt, and never the world or the predicates.
+ */
 export interface PolicyRequest {
   taskId: string;
-  seed: number;
   variant: string;
   script: SolutionStep[];
+  random: Random;
 }
 
 export type PolicyFactory = (request: PolicyRequest) => Policy;
@@ -32,6 +37,9 @@ export type PolicyFactory = (request: PolicyRequest) => Policy;
 export interface ProduceOptions {
   producedAt: string;
   trace?: TraceSink;
+  /** Replay only: see runWorldEpisode. */
+  enforceWallTime?: boolean;
+  halt?: WallTimeHalt;
 }
 
 export const FACTORY_ACTOR: JsonObject = { role: 'factory', kind: 'program', name: 'episode-factory', version: FACTORY_VERSION };
@@ -43,7 +51,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
   const initialSnapshot = world.snapshot(state);
   const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`));
   const variant = chooseVariant(lane, task.id, seed);
-  const policy = policyFor({ taskId: task.id, seed, variant, script: instance.script });
+  const policy = policyFor({ taskId: task.id, variant, script: instance.script, random: substream(seed, `policy:${task.id}`) });
   const messages: Message[] = [
     { role: 'system', content: lane.document.system_prompt },
     { role: 'user', content: instance.userMessage },
@@ -56,6 +64,8 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     limits: lane.limits,
     trace: options.trace,
     faults: { plan: lane.faults, random: substream(seed, `faults:${task.id}`) },
+    ...(options.enforceWallTime === false ? { enforceWallTime: false } : {}),
+    ...(options.halt ? { halt: options.halt } : {}),
   });
   const finalSnapshot = world.snapshot(state);
   const verdicts = evaluatePredicates(task.predicates, {
@@ -64,6 +74,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     answer: run.final_text,
     messages: run.messages,
     params: instance.params,
+    aliases: new Map(faults.filter((fault) => fault.renamed_to).map((fault) => [fault.renamed_to!, fault.tool!])),
   });
   const faultsFired: FaultFired[] = faults.map((fault) => ({
     kind: fault.kind,

@@ -18,6 +18,8 @@ export interface PredicateContext {
   answer: string | null;
   messages: readonly Message[];
   params: Readonly<Record<string, JsonValue>>;
+  /** Names a tool was renamed to mid-episode → its original name, so call counts follow the tool. */
+  aliases?: ReadonlyMap<string, string>;
 }
 
 export interface Verdict {
@@ -67,8 +69,9 @@ export function evaluatePredicate(predicate: Predicate, context: PredicateContex
   }
   if (rendered.calls) {
     const { tool, ok } = rendered.calls;
+    const original = (name: string | null) => (name === null ? null : context.aliases?.get(name) ?? name);
     const count = context.messages.filter(
-      (message) => message.role === 'tool' && message.name === tool && (ok === undefined || message.tool_result.ok === ok),
+      (message) => message.role === 'tool' && original(message.name) === tool && (ok === undefined || message.tool_result.ok === ok),
     ).length;
     return bounded(`${ok === undefined ? '' : ok ? 'successful ' : 'failed '}calls of ${tool}`, count, rendered);
   }

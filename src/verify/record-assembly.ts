@@ -28,12 +28,22 @@ export interface RecordParts {
   faultsFired: FaultFired[];
 }
 
-export function generateCommand(lane: string, task: string, seed: number): string {
-  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}`;
+/**
+ * The record's own pair of commands: regenerate just this episode into a
+ * directory of its own (never over the dataset it came from), then replay it
+ * there. The dataset's location is not part of the record, so that the same
+ * episode has the same bytes wherever it is written.
+ */
+export function regeneratedDirectory(id: string): string {
+  return `regenerated/${id}`;
 }
 
-export function replayCommand(lane: string, id: string): string {
-  return `episode-factory replay datasets/${lane} --record ${id}`;
+export function generateCommand(lane: string, task: string, seed: number, id: string): string {
+  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed} --out ${regeneratedDirectory(id)}`;
+}
+
+export function replayCommand(id: string): string {
+  return `episode-factory replay ${regeneratedDirectory(id)} --record ${id}`;
 }
 
 export function assembleRecord(parts: RecordParts): EpisodeRecord {
@@ -77,8 +87,8 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
         seed,
         operation: 'generate',
         source_record_id: null,
-        generate_command: generateCommand(lane.name, task.id, seed),
-        replay_command: replayCommand(lane.name, id),
+        generate_command: generateCommand(lane.name, task.id, seed, id),
+        replay_command: replayCommand(id),
         factory_version: FACTORY_VERSION,
       },
     },

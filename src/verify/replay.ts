@@ -12,7 +12,8 @@ import { TaskBindingError } from '../lanes/task-instance.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import type { TraceSink } from '../runner/trace.js';
-import { produceEpisode } from './episode-production.js';
+import { MODEL_TURN_PAST_WALL_TIME, WALL_TIME_EXCEEDED, type WallTimeHalt } from '../runner/agent-loop.js';
+import { produceEpisode, type PolicyFactory } from './episode-production.js';
 import { recordedActions, REPLAY_EXHAUSTED, ReplayPolicy } from './replay-policy.js';
 
 export interface ReplayVerdict {
@@ -21,62 +22,84 @@ export interface ReplayVerdict {
   problems: string[];
 }
 
-export async function replayRecord(candidate: unknown, lane: Lane, options: { trace?: TraceSink } = {}): Promise<ReplayVerdict> {
-  const recordIdOf = (value: unknown): string =>
-    typeof value === 'object' && value !== null && typeof (value as { record_id?: unknown }).record_id === 'string'
-      ? (value as { record_id: string }).record_id
-      : '(no record_id)';
-  const id = recordIdOf(candidate);
+export interface ReplayOptions {
+  trace?: TraceSink;
+  /** The record's exact line: the rebuilt record must then serialize to exactly these bytes. */
+  text?: string;
+  /**
+   * A policy that can derive the record's actions again (a scripted one). The
+   * episode is then rebuilt by that policy instead of by re-issuing the
+   * recorded actions, so edited text or arguments are caught too.
+   */
+  derivePolicy?: (actor: Record<string, unknown>) => PolicyFactory | undefined;
+}
+
+function idOf(value: unknown): string {
+  return typeof value === 'object' && value !== null && typeof (value as { record_id?: unknown }).record_id === 'string'
+    ? (value as { record_id: string }).record_id
+    : '(no record_id)';
+}
+
+export async function replayRecord(candidate: unknown, lane: Lane, options: ReplayOptions = {}): Promise<ReplayVerdict> {
+  const id = idOf(candidate);
+  const fail = (...problems: string[]): ReplayVerdict => ({ record_id: id, ok: false, problems });
   const schemaErrors = validateAgainst('episode-record.v1', candidate);
-  if (schemaErrors.length > 0) {
-    return { record_id: id, ok: false, problems: schemaErrors.slice(0, 10).map((error) => `schema: ${error.path || '/'}: ${error.reason}`) };
-  }
+  if (schemaErrors.length > 0) return fail(...schemaErrors.slice(0, 10).map((error) => `schema: ${error.path || '/'}: ${error.reason}`));
   const record = candidate as EpisodeRecord;
   const { lineage } = record.provenance;
-  if (lineage.lane !== lane.name) {
-    return { record_id: id, ok: false, problems: [`record is from lane "${lineage.lane}", not "${lane.name}"`] };
-  }
+  if (lineage.lane !== lane.name) return fail(`record is from lane "${lineage.lane}", not "${lane.name}"`);
   if (lineage.lane_sha256 !== lane.sha256) {
-    return {
-      record_id: id,
-      ok: false,
-      problems: [`lane ${lane.name} has changed since this record was made (lane sha256 ${lane.sha256.slice(0, 12)}…, record says ${lineage.lane_sha256.slice(0, 12)}…)`],
-    };
+    return fail(`lane ${lane.name} has changed since this record was made (lane sha256 ${lane.sha256.slice(0, 12)}…, record says ${lineage.lane_sha256.slice(0, 12)}…)`);
   }
   const task = findTask(lane, lineage.task);
-  if (!task) return { record_id: id, ok: false, problems: [`lane ${lane.name} has no task "${lineage.task}"`] };
+  if (!task) return fail(`lane ${lane.name} has no task "${lineage.task}"`);
 
-  const policyActor = record.provenance.actors.find((actor) => actor.role === 'policy') as ConstructorParameters<typeof ReplayPolicy>[1];
-  const exhausted = record.result.outcome === 'policy_error' && record.result.outcome_detail ? record.result.outcome_detail : REPLAY_EXHAUSTED;
   let actions;
   try {
     actions = recordedActions(record.messages);
   } catch (error) {
-    return { record_id: id, ok: false, problems: [errorMessage(error)] };
+    return fail(errorMessage(error));
   }
-  const policy = new ReplayPolicy(actions, policyActor, exhausted);
+  const policyActor = record.provenance.actors.find((actor) => actor.role === 'policy') as ConstructorParameters<typeof ReplayPolicy>[1];
+  const outOfTime = record.result.outcome === 'wall_time_limit';
+  let halt: WallTimeHalt | undefined;
+  if (outOfTime) {
+    halt = wallTimeHalt(record, lane.limits.wall_time_ms);
+    if (!halt) return fail(`/result/outcome_detail: ${JSON.stringify(record.result.outcome_detail)} is not a reason the runner gives for running out of time`);
+  }
+  // Time cannot be derived again, so an episode that ran out of it is replayed from its actions.
+  const derived = outOfTime ? undefined : options.derivePolicy?.(policyActor);
+  const exhausted = record.result.outcome === 'policy_error' && record.result.outcome_detail ? record.result.outcome_detail : REPLAY_EXHAUSTED;
+  const policyFor: PolicyFactory = derived ?? (() => new ReplayPolicy(actions, policyActor, exhausted));
 
   let rebuilt: EpisodeRecord;
   try {
-    rebuilt = await produceEpisode({ lane, task, seed: lineage.seed }, () => policy, {
+    rebuilt = await produceEpisode({ lane, task, seed: lineage.seed }, policyFor, {
       producedAt: record.provenance.produced_at,
       trace: options.trace,
+      enforceWallTime: false,
+      ...(halt ? { halt } : {}),
     });
   } catch (error) {
     const stage = error instanceof TaskBindingError ? 'task parameters' : 'replay';
-    return { record_id: id, ok: false, problems: [`${stage} failed: ${errorMessage(error)}`] };
+    return fail(`${stage} failed: ${errorMessage(error)}`);
   }
 
-  // Wall time is not replayable: a replay that runs out of actions where the
-  // original ran out of time has reproduced everything that can be reproduced.
-  if (record.result.outcome === 'wall_time_limit' && rebuilt.result.outcome === 'policy_error' && rebuilt.result.outcome_detail === REPLAY_EXHAUSTED) {
-    rebuilt.result.outcome = 'wall_time_limit';
-    if (record.result.outcome_detail === undefined) delete rebuilt.result.outcome_detail;
-    else rebuilt.result.outcome_detail = record.result.outcome_detail;
+  if (canonicalJson(rebuilt) !== canonicalJson(record)) return fail(...explain(record, rebuilt));
+  if (options.text !== undefined && options.text !== JSON.stringify(rebuilt)) {
+    return fail('the line is not the record its replay writes: same values, different bytes (a repeated key, reordered fields or added whitespace)');
   }
+  return { record_id: id, ok: true, problems: [] };
+}
 
-  if (canonicalJson(rebuilt) === canonicalJson(record)) return { record_id: id, ok: true, problems: [] };
-  return { record_id: id, ok: false, problems: explain(record, rebuilt) };
+/** Where the original ran out of wall time, read from the runner's own reason for it. */
+function wallTimeHalt(record: EpisodeRecord, limit: number): WallTimeHalt | undefined {
+  const detail = record.result.outcome_detail;
+  const beforeCall = detail?.startsWith(`${WALL_TIME_EXCEEDED(limit)} before executing `) ? detail.slice(`${WALL_TIME_EXCEEDED(limit)} before executing `.length) : undefined;
+  if (beforeCall) return { before_executing: beforeCall };
+  if (detail === WALL_TIME_EXCEEDED(limit)) return { before_turn: record.result.steps + 1 };
+  if (detail === MODEL_TURN_PAST_WALL_TIME(limit)) return { during_turn: record.result.steps };
+  return undefined;
 }
 
 function explain(record: EpisodeRecord, rebuilt: EpisodeRecord): string[] {

@@ -1,26 +1,25 @@
 // Owns connecting an MCP client to a server inside this process over the SDK's
-// InMemoryTransport. The client reuses the factory's compiled validators for
-// output schemas instead of compiling them again for every episode.
+// InMemoryTransport, with the fault layer between them when the episode has
+// faults, and closing whatever was opened if the connection fails half-way.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { jsonSchemaValidator, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { compileValidator, formatFieldErrors } from '../core/schema-validator.js';
 import { FaultLayer } from './faults/fault-layer.js';
 import type { FaultState } from './faults/fault-state.js';
 
 export const CLIENT_INFO = { name: 'episode-factory', version: '1' } as const;
 
-const cachedValidators: jsonSchemaValidator = {
-  getValidator<T>(schema: object): JsonSchemaValidator<T> {
-    const validate = compileValidator(schema);
-    return (input: unknown) => {
-      const errors = validate(input);
-      return errors.length === 0
-        ? { valid: true, data: input as T, errorMessage: undefined }
-        : { valid: false, data: undefined, errorMessage: formatFieldErrors(errors) };
-    };
+/**
+ * The SDK client checks structuredContent against output schemas itself, but
+ * only for the tools of the last tools/list page it read: a paginated catalog
+ * switches it off for the others. The harness checks every result against the
+ * catalog it listed (all pages) instead, so the client's own check accepts all.
+ */
+const harnessChecksOutput: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined });
   },
 };
 
@@ -36,35 +35,33 @@ export interface ConnectOptions {
 }
 
 export function createClient(): Client {
-  return new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: cachedValidators });
+  return new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: harnessChecksOutput });
 }
 
 export async function connectInProcess(server: Server, options: ConnectOptions = {}): Promise<Connection> {
   const client = createClient();
-  if (!options.faults) {
-    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverTransport);
-    await client.connect(clientTransport);
-    return {
-      client,
-      async close() {
-        await client.close();
-        await server.close();
-      },
-    };
-  }
-  const [clientTransport, layerDown] = InMemoryTransport.createLinkedPair();
-  const [layerUp, serverTransport] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverTransport);
-  const layer = new FaultLayer(options.faults, layerDown, layerUp, { onError: options.onLayerError });
-  await layer.start();
-  await client.connect(clientTransport);
-  return {
-    client,
-    async close() {
-      await client.close();
-      await layer.close();
-      await server.close();
-    },
+  let layer: FaultLayer | undefined;
+  const close = async () => {
+    await client.close().catch(() => undefined);
+    await layer?.close().catch(() => undefined);
+    await server.close().catch(() => undefined);
   };
+  try {
+    if (!options.faults) {
+      const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverTransport);
+      await client.connect(clientTransport);
+    } else {
+      const [clientTransport, layerDown] = InMemoryTransport.createLinkedPair();
+      const [layerUp, serverTransport] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverTransport);
+      layer = new FaultLayer(options.faults, layerDown, layerUp, { onError: options.onLayerError });
+      await layer.start();
+      await client.connect(clientTransport);
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { client, close };
 }

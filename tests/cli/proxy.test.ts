@@ -158,4 +158,15 @@ describe('episode-factory proxy in front of @modelcontextprotocol/server-memory'
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /cannot start the server "\/no\/such\/server": .*ENOENT.* — fix: check the command after --/);
   });
+
+  it('exits 2 when the server quits before the handshake, while the client is still there', async () => {
+    const directory = temporaryDirectory('ef-proxy-');
+    const child = spawn(process.execPath, [CLI, 'proxy', '--faults', join(REPO_ROOT, 'lanes', 'plans', 'chaos.json'), '--log', join(directory, 'l.jsonl'), '--', process.execPath, '-e', 'process.exit(3)']);
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdin.destroy();
+    assert.equal(status, 2);
+    assert.match(stderr, /exited before answering initialize — fix: /);
+  });
 });

@@ -30,6 +30,15 @@ describe('templates', () => {
     assert.deepEqual(rendered, { number: 4821, text: 'see {{later.id}} on #4821', keep: '{{later.id}}' });
   });
 
+  it('never evaluates a world value that happens to contain a template', () => {
+    const world = { target: { title: 'Docs: explain {{found.secret}} syntax', labels: ['{{x}}'] } };
+    const stage1 = renderDeep({ text: 'About "{{target.title}}"', all: '{{target}}', later: '{{found.id}}' }, world, { partial: true }) as Record<string, unknown>;
+    const stage2 = renderDeep(stage1, { found: { id: 7, secret: 'LEAKED' } }) as Record<string, any>;
+    assert.equal(stage2.text, 'About "Docs: explain {{found.secret}} syntax"');
+    assert.deepEqual(stage2.all, { title: 'Docs: explain {{found.secret}} syntax', labels: ['{{x}}'] });
+    assert.equal(stage2.later, 7);
+  });
+
   it('lists the root names a string refers to', () => {
     assert.deepEqual(templateRoots('{{a.b}} and {{c}} and {{a.d}}'), ['a', 'c', 'a']);
     assert.throws(() => templateRoots('{{1abc}}'), TemplateError);

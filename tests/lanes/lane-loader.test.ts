@@ -102,6 +102,16 @@ describe('lane loading', () => {
     }
   });
 
+  it('refuses a solution that uses a parameter value the user message does not state', () => {
+    const document = shipped();
+    document.tasks[1].solution[1].answer = 'Closed #{{closed.issue.number}}; it belonged to {{target.assignee}}.';
+    const problems = problemsOf(document);
+    assert.ok(
+      problems.some((problem) => problem.includes('/tasks/1/solution/1: uses {{target.assignee}}, which the user message does not state')),
+      problems.join('\n'),
+    );
+  });
+
   it('rejects an unknown world and a world config its schema refuses', () => {
     const unknownWorld = shipped();
     unknownWorld.world = { name: 'spreadsheets' };

@@ -180,6 +180,31 @@ describe('agent loop state machine', () => {
     }
   });
 
+  it('can stop where an original ran out of time, before executing a given call, whatever the clock says', async () => {
+    const state = issuesWorld.init(substream(1, 'world'), {});
+    const session = await McpToolSession.open(() => connectInProcess(createWorldServer({ world: issuesWorld, state })));
+    const issue = [...state.issues.keys()][0]!;
+    let now = 0;
+    try {
+      const call: Action = { kind: 'tool_call', name: 'get_issue', arguments: { number: issue } };
+      const result = await runAgentLoop({
+        policy: new ReplayPolicy([call, call, call], actor),
+        tools: session,
+        messages: opening,
+        limits: { ...DEFAULT_LIMITS, wall_time_ms: 1 },
+        enforceWallTime: false,
+        halt: { before_executing: 'call_2' },
+        // Time races on; with the wall-time limit off it decides nothing.
+        clock: () => (now += 1e9),
+      });
+      assert.deepEqual(result.outcome, { kind: 'wall_time_limit', detail: 'exceeded wall_time_ms (1) before executing call_2' });
+      assert.equal(result.stats.tool_calls, 1);
+      assert.equal(result.messages.at(-1)!.role, 'assistant');
+    } finally {
+      await session.close();
+    }
+  });
+
   it('keeps trace seq monotonic and in state-machine order', async () => {
     const issue = openIssue();
     const { events } = await run([{ kind: 'tool_call', name: 'get_issue', arguments: { number: issue.number } }, { kind: 'final_text', text: 'ok' }]);

@@ -82,6 +82,18 @@ describe('fault recovery, kind by kind', () => {
     assert.match(gaveUp.record.messages.at(-1)!.content, /^Sorry, I have to stop here: close_issue failed/);
   });
 
+  it('jsonrpc_error with -32000 or -32001 is a server error, not a dropped connection or a client timeout', async () => {
+    for (const code of [-32000, -32001]) {
+      const { record, events } = await episode({ id: 'j', kind: 'jsonrpc_error', params: { codes: [code] } }, 'assignee-email', 'retry_on_transient');
+      const failed = record.messages.find((message) => message.role === 'tool' && !message.tool_result.ok) as ToolMessage;
+      assert.equal(failed.tool_result.kind, 'jsonrpc_error');
+      assert.equal(failed.tool_result.code, code);
+      assert.equal(harness(events, 'reconnected').length, 0);
+      assert.equal(harness(events, 'cancelled_after_timeout').length, 0);
+      assertRecovered(record);
+    }
+  });
+
   it('tool_error: retried with a recorded backoff', async () => {
     const { record, events } = await episode({ id: 't', kind: 'tool_error', params: { messages: ['rate limited, retry after 2s'] } }, 'comment-on-issue', 'retry_on_transient');
     assertFired(record, 'tool_error');

@@ -88,6 +88,9 @@ describe('hidden predicates over snapshots', () => {
     assert.equal(passes({ calls: { tool: 'close_issue', ok: true }, equals: 1 }, ctx), true);
     assert.equal(passes({ calls: { tool: 'close_issue', ok: false }, max: 0 }, ctx), false);
     assert.equal(passes({ calls: { tool: 'delete_issue' }, equals: 0 }, ctx), true);
+    const renamed = closeMessages.map((message) => (message.role === 'tool' && message.tool_call_id === 'call_2' ? { ...message, name: 'close_issue_v2' } : message));
+    const aliased = context({ messages: renamed, aliases: new Map([['close_issue_v2', 'close_issue']]) });
+    assert.equal(passes({ calls: { tool: 'close_issue' }, equals: 2 }, aliased), true, 'calls through a renamed tool still count');
   });
 
   it('combines with all, any and not', () => {

@@ -5,9 +5,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { substream } from '../../src/core/random.js';
-import { listCatalog } from '../../src/runner/tool-session.js';
+import { compileValidator } from '../../src/core/schema-validator.js';
+import { listCatalog, McpToolSession } from '../../src/runner/tool-session.js';
 import type { FaultEntry, FaultPlan, FiredFault } from '../../src/world/faults/fault-plan.js';
 import { FaultState } from '../../src/world/faults/fault-state.js';
+import { FaultLayer } from '../../src/world/faults/fault-layer.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { issuesWorld } from '../../src/world/issues/issues-world.js';
 import { connectInProcess } from '../../src/world/in-process-connection.js';
 import { createWorldServer } from '../../src/world/mcp-server-binding.js';
@@ -119,15 +122,32 @@ describe('fault layer: tool calls', () => {
       assert.match(fired[0]!.detail, /extra 60 ms/);
     }));
 
-  it('wrong_result_schema: structuredContent breaks the declared output schema and the client rejects it', () =>
+  it('wrong_result_schema: structuredContent breaks the declared output schema', () =>
     withFaults([{ id: 'w', kind: 'wrong_result_schema' }], async ({ client, openIssue, fired }) => {
-      await client.listTools();
-      await assert.rejects(
-        client.callTool({ name: 'get_issue', arguments: { number: openIssue.number } }),
-        (error: unknown) => error instanceof McpError && /structured content/i.test(error.message),
-      );
+      const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'get_issue')!;
+      const result = await client.callTool({ name: 'get_issue', arguments: { number: openIssue.number } });
+      const errors = compileValidator(tool.outputSchema!)(result.structuredContent);
+      assert.ok(errors.length > 0, 'the structured content no longer fits the output schema');
       assert.match(fired[0]!.detail, /structuredContent/);
+      const session = await McpToolSession.open(async () => ({ client, close: async () => undefined }));
+      const next = await session.call('get_issue', { number: openIssue.number }, { timeoutMs: 1000 });
+      assert.equal(next.result.ok, true, 'the fault fired once; the harness accepts the next, valid result');
     }));
+
+  it('the harness rejects structured content that breaks the output schema, whichever catalog page the tool was on', () =>
+    withFaults(
+      [
+        { id: 'p', kind: 'paginate_tools', params: { page_size: 2 } },
+        { id: 'w', kind: 'wrong_result_schema', tools: ['get_issue'] },
+      ],
+      async ({ client, openIssue }) => {
+        const session = await McpToolSession.open(async () => ({ client, close: async () => undefined }));
+        assert.equal(session.catalog.length, 9);
+        const execution = await session.call('get_issue', { number: openIssue.number }, { timeoutMs: 1000 });
+        assert.equal(execution.result.kind, 'invalid_result');
+        assert.match(execution.result.error!, /Structured content does not match the tool's output schema/);
+      },
+    ));
 
   it('truncated_result: the text is cut short, or padded far past any result limit', async () => {
     await withFaults([{ id: 'c', kind: 'truncated_result', params: { mode: 'cut', keep_fraction: 0.3 } }], async ({ client, openIssue, fired }) => {
@@ -233,4 +253,60 @@ describe('fault selection', () => {
     }
     assert.deepEqual([...drawn].sort(), ['a', 'b', 'c', 'd']);
   });
+});
+
+describe('fault layer as a transparent bridge', () => {
+  async function bridge(onServerMessage: (message: any, send: (reply: object) => void) => void) {
+    const [client, layerDown] = InMemoryTransport.createLinkedPair();
+    const [layerUp, server] = InMemoryTransport.createLinkedPair();
+    const layer = new FaultLayer(new FaultState({ faults: [] }, substream(0, 'faults')), layerDown, layerUp);
+    const seen: any[] = [];
+    client.onmessage = (message) => seen.push(message);
+    server.onmessage = (message) => onServerMessage(message, (reply) => void server.send({ jsonrpc: '2.0', ...reply } as any));
+    await layer.start();
+    await client.start();
+    await server.start();
+    return { seen, send: (message: object) => client.send({ jsonrpc: '2.0', ...message } as any), layer };
+  }
+
+  it('delivers server messages in the order the server sent them', async () => {
+    const { seen, send } = await bridge((message, reply) => {
+      if (message.method === 'tools/list') reply({ id: message.id, result: { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
+      if (message.method === 'tools/call') {
+        reply({ id: message.id, result: { content: [] } });
+        reply({ method: 'notifications/tools/list_changed' });
+      }
+    });
+    await send({ id: 1, method: 'tools/call', params: { name: 't', arguments: {} } });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.deepEqual(seen.map((message) => message.method ?? `response ${message.id}`), ['response 1', 'notifications/tools/list_changed']);
+  });
+
+  it("passes the server's own tools/list error through unchanged, and answers a null result without hanging", async () => {
+    const { seen, send } = await bridge((message, reply) => {
+      if (message.method === 'tools/list') reply({ id: message.id, error: { code: -32601, message: 'Method not found' } });
+      if (message.method === 'tools/call') reply({ id: message.id, result: null });
+    });
+    await send({ id: 7, method: 'tools/list' });
+    await send({ id: 8, method: 'tools/call', params: { name: 't', arguments: {} } });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.deepEqual(seen.find((message) => message.id === 7).error, { code: -32601, message: 'Method not found' });
+    assert.ok(seen.some((message) => message.id === 8), 'the call was answered');
+  });
+
+  it('refuses its own requests once closed instead of leaving them pending', async () => {
+    const { layer, send } = await bridge(() => undefined);
+    await layer.close();
+    await send({ id: 9, method: 'tools/list' }).catch(() => undefined);
+    await assert.rejects((layer as any).requestServer('tools/list', {}), /fault layer closed/);
+  });
+
+  it('never gives a renamed tool the name of a tool that exists', () =>
+    withFaults([{ id: 'r', kind: 'tool_renamed', tools: ['get_issue'], params: { new_name: 'get_user' } }], async ({ client, openIssue }) => {
+      await client.listTools();
+      await assert.rejects(client.callTool({ name: 'get_issue', arguments: { number: openIssue.number } }));
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      assert.equal(names.filter((name) => name === 'get_user').length, 1);
+      assert.ok(names.includes('get_user_2'));
+    }));
 });

@@ -29,6 +29,17 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 const OWN_ID_PREFIX = 'episode-factory/fault-layer/';
+const MAX_CATALOG_PAGES = 1000;
+
+/** An error the server answered one of the layer's own requests with. */
+class UpstreamError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 const CURSOR_PREFIX = 'episode-factory:';
 
 /** What to do with the server's answer to a forwarded call: a message to deliver, or null to drop it. */
@@ -50,10 +61,20 @@ export class FaultLayer {
   /** Calls the layer will never answer (timeouts that did not reach the server). */
   private readonly held = new Set<Id>();
   private readonly listings = new Map<number, Tool[][]>();
+  /** The server's catalog as last read; kept for telling reads from writes even while stale. */
   private upstreamTools: Tool[] | undefined;
+  private upstreamStale = true;
   private ownCounter = 0;
   private initializeId: Id | undefined;
+  private handshakeDone = false;
   private closed = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /**
+   * Client messages are handled one at a time, in arrival order, so the
+   * fault draws happen in message order even when handling one has to wait
+   * for the server (a catalog read).
+   */
+  private clientQueue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly state: FaultState,
@@ -64,7 +85,7 @@ export class FaultLayer {
 
   async start(): Promise<void> {
     this.downstream.onmessage = (message) => {
-      this.fromClient(message as Message).catch((error) => this.report(error));
+      this.clientQueue = this.clientQueue.then(() => this.fromClient(message as Message)).catch((error) => this.report(error));
     };
     this.upstream.onmessage = (message) => this.fromServer(message as Message);
     this.downstream.onclose = () => void this.close('client');
@@ -80,8 +101,15 @@ export class FaultLayer {
     this.closed = true;
     for (const { reject } of this.own.values()) reject(new Error('fault layer closed'));
     this.own.clear();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
     await Promise.allSettled([this.downstream.close(), this.upstream.close()]);
     this.options.onClosed?.(reason);
+  }
+
+  /** Whether the server answered the client's initialize request. */
+  get handshakeCompleted(): boolean {
+    return this.handshakeDone;
   }
 
   private report(error: unknown): void {
@@ -119,6 +147,8 @@ export class FaultLayer {
     } else if ('method' in message && message.method === 'notifications/cancelled') {
       const requestId = message.params?.requestId as Id | undefined;
       if (requestId !== undefined && this.held.delete(requestId)) return;
+      // The client gave up on it: a late answer is of no use to anyone.
+      if (requestId !== undefined) this.forwarded.delete(requestId);
     }
     this.toServer(message);
   }
@@ -131,21 +161,32 @@ export class FaultLayer {
       if (typeof id === 'string' && this.own.has(id)) {
         const waiter = this.own.get(id)!;
         this.own.delete(id);
-        if ('error' in message) waiter.reject(new Error(`${message.error.code}: ${message.error.message}`));
+        if ('error' in message) waiter.reject(new UpstreamError(message.error.code, message.error.message));
         else waiter.resolve(message.result as JsonObject);
         return;
       }
       const after = this.forwarded.get(id);
       if (after) {
         this.forwarded.delete(id);
-        Promise.resolve(after(message))
-          .then((out) => out && this.toClient(out))
-          .catch((error) => this.report(error));
+        let out: Message | null | Promise<Message | null>;
+        try {
+          out = after(message);
+        } catch (error) {
+          this.report(error);
+          out = message;
+        }
+        // Deliver in order unless the fault itself delays the answer.
+        if (out instanceof Promise) out.then((late) => late && this.toClient(late)).catch((error) => this.report(error));
+        else if (out) this.toClient(out);
         return;
       }
-      if (id === this.initializeId && 'result' in message) return this.toClient(this.advertiseListChanged(message));
+      if (id === this.initializeId && 'result' in message) {
+        this.initializeId = undefined;
+        this.handshakeDone = true;
+        return this.toClient(this.advertiseListChanged(message));
+      }
     }
-    if ('method' in message && message.method === 'notifications/tools/list_changed') this.upstreamTools = undefined;
+    if ('method' in message && message.method === 'notifications/tools/list_changed') this.upstreamStale = true;
     this.toClient(message);
   }
 
@@ -159,6 +200,7 @@ export class FaultLayer {
   }
 
   private requestServer(method: string, params: JsonObject): Promise<JsonObject> {
+    if (this.closed) return Promise.reject(new Error('fault layer closed'));
     const id = `${OWN_ID_PREFIX}${++this.ownCounter}`;
     return new Promise((resolve, reject) => {
       this.own.set(id, { resolve, reject });
@@ -169,15 +211,18 @@ export class FaultLayer {
   // ---- catalog ---------------------------------------------------------------
 
   private async catalog(): Promise<Tool[]> {
-    if (this.upstreamTools) return this.upstreamTools;
+    if (this.upstreamTools && !this.upstreamStale) return this.upstreamTools;
     const tools: Tool[] = [];
     let cursor: string | undefined;
+    let pages = 0;
     do {
+      if (++pages > MAX_CATALOG_PAGES) throw new UpstreamError(-32603, `the server's tools/list did not end after ${MAX_CATALOG_PAGES} pages`);
       const page = await this.requestServer('tools/list', cursor === undefined ? {} : { cursor });
-      tools.push(...((page.tools as unknown as Tool[]) ?? []));
+      tools.push(...(Array.isArray(page.tools) ? (page.tools as unknown as Tool[]) : []));
       cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
     } while (cursor !== undefined);
     this.upstreamTools = tools;
+    this.upstreamStale = false;
     return tools;
   }
 
@@ -216,7 +261,9 @@ export class FaultLayer {
     try {
       tools = this.visible(await this.catalog());
     } catch (error) {
-      return this.answerError(request.id, -32603, `tools/list failed upstream: ${(error as Error).message}`);
+      // The server's own error, unchanged: the layer adds faults, not its own failures.
+      if (error instanceof UpstreamError) return this.answerError(request.id, error.code, error.message);
+      return this.answerError(request.id, -32603, (error as Error).message);
     }
     const place: FaultPlace = { tool: null, call: null, list };
     const pages: Tool[][] = [];
@@ -311,12 +358,20 @@ export class FaultLayer {
       case 'latency': {
         const ms = param(entry, 'ms', 50);
         this.state.record(entry, place, `answered after an extra ${ms} ms`);
-        return this.forward(upstreamRequest, original, key, (response) => new Promise((resolve) => setTimeout(() => resolve(response), ms)));
+        return this.forward(upstreamRequest, original, key, (response) =>
+          new Promise((resolve) => {
+            const timer = setTimeout(() => {
+              this.timers.delete(timer);
+              resolve(response);
+            }, ms);
+            this.timers.add(timer);
+          }),
+        );
       }
       case 'wrong_result_schema': {
         const mutationRandom = substream(random.hex(16), 'wrong_result_schema');
         return this.forward(upstreamRequest, original, key, (response) => {
-          if (!('result' in response)) {
+          if (!('result' in response) || !isJsonObject(response.result)) {
             this.state.record(entry, place, 'the server answered with an error; nothing to spoil');
             return response;
           }
@@ -328,7 +383,7 @@ export class FaultLayer {
       case 'truncated_result': {
         const mode = param<string>(entry, 'mode', 'cut');
         return this.forward(upstreamRequest, original, key, (response) => {
-          if (!('result' in response)) {
+          if (!('result' in response) || !isJsonObject(response.result)) {
             this.state.record(entry, place, 'the server answered with an error; nothing to truncate');
             return response;
           }
@@ -342,9 +397,11 @@ export class FaultLayer {
       }
       case 'tool_renamed': {
         const removed = param(entry, 'remove', false);
-        const renamed = removed ? null : param(entry, 'new_name', `${original}_v2`);
+        const renamed = removed ? null : this.unusedName(param(entry, 'new_name', `${original}_v2`), tools);
         this.state.renamed.set(original, renamed);
-        this.state.record(entry, place, `${removed ? 'removed' : `renamed to ${renamed}`}; notifications/tools/list_changed sent; this call answered "Unknown tool"`);
+        this.state.record(entry, place, `${removed ? 'removed' : `renamed to ${renamed}`}; notifications/tools/list_changed sent; this call answered "Unknown tool"`, {
+          renamed_to: renamed,
+        });
         this.toClient({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' } as Message);
         return this.answerError(request.id, -32602, `Unknown tool: ${name}`);
       }
@@ -381,13 +438,21 @@ export class FaultLayer {
   /** Forwards a call upstream; keeps the read cache and write count; lets `after` change the answer. */
   private forward(request: Message, tool: string, key: string, after?: AfterResponse): void {
     this.forwarded.set(request.id, (response) => {
-      if ('result' in response && !(response.result as JsonObject).isError) {
+      if ('result' in response && isJsonObject(response.result) && !response.result.isError) {
         if (this.isRead(tool)) this.state.reads.set(key, { result: response.result as JsonObject, epoch: this.state.writes });
         else this.state.writes++;
       }
       return after ? after(response) : response;
     });
     this.toServer(request);
+  }
+
+  /** A new name that no tool has yet, so a rename never hides a real tool. */
+  private unusedName(wanted: string, tools: readonly Tool[]): string {
+    const taken = new Set(this.visible([...tools]).map((tool) => tool.name));
+    let name = wanted;
+    for (let suffix = 2; taken.has(name); suffix++) name = `${wanted}_${suffix}`;
+    return name;
   }
 
   private async disconnect(): Promise<void> {

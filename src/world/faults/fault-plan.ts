@@ -56,6 +56,8 @@ export interface FiredFault {
   /** Which tools/call (or catalog listing) it hit, counted from 1. */
   call: number | null;
   detail: string;
+  /** For tool_renamed: the name the tool answers to now (null when removed). Not part of records. */
+  renamed_to?: string | null;
 }
 
 export const DEFAULT_ERROR_MESSAGES = [

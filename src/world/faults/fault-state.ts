@@ -80,8 +80,8 @@ export class FaultState {
     return undefined;
   }
 
-  record(entry: FaultEntry, place: FaultPlace, detail: string): void {
-    const fault: FiredFault = { kind: entry.kind, fault: entry.id, tool: place.tool, call: place.call ?? place.list, detail };
+  record(entry: FaultEntry, place: FaultPlace, detail: string, extra: Pick<FiredFault, 'renamed_to'> = {}): void {
+    const fault: FiredFault = { kind: entry.kind, fault: entry.id, tool: place.tool, call: place.call ?? place.list, detail, ...extra };
     this.fired.push(fault);
     this.onFired(fault);
   }

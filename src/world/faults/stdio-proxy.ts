@@ -31,7 +31,12 @@ export interface ProxyResult {
   /** Why the session ended. */
   ended: 'client_closed' | 'server_exited' | 'disconnect_fault';
   faults: number;
+  /** Whether the server ever answered initialize: a server that exits before it never worked. */
+  handshake: boolean;
 }
+
+/** The server could not be started at all (no such command, not executable, ...). */
+export class ProxyStartError extends Error {}
 
 export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
   const started = performance.now();
@@ -53,9 +58,13 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
   options.input.once('end', clientGone);
   options.input.once('close', clientGone);
   try {
-    await layer.start();
+    try {
+      await layer.start();
+    } catch (error) {
+      throw new ProxyStartError((error as Error).message);
+    }
     const reason = await closed;
-    return { ended: ENDED[reason], faults: state.fired.length };
+    return { ended: ENDED[reason], faults: state.fired.length, handshake: layer.handshakeCompleted };
   } finally {
     options.input.off('end', clientGone);
     options.input.off('close', clientGone);

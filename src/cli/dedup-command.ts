@@ -1,0 +1,102 @@
+// Owns the `dedup` command: flags to options (thresholds, the embedder), a
+// progress line, and the one-line report with counts per reason (or JSON).
+
+import { type Command, InvalidArgumentError } from 'commander';
+import { FactoryError } from '../core/errors.js';
+import { DEFAULT_COSINE_THRESHOLD, DEFAULT_NEAR_THRESHOLD, dedupDataset, type DedupSummary } from '../dataset/dedup.js';
+import type { Embedder } from '../dataset/embedder.js';
+import { OllamaEmbedder } from '../dataset/ollama-embedder.js';
+import { ProgressLine, type Streams, writeJson } from './output.js';
+
+interface DedupFlags {
+  out: string;
+  /** A number from --near, false from --no-near, undefined when neither was given. */
+  near?: number | false;
+  embed?: string;
+  cosine?: number;
+  ollamaHost?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+function threshold(flag: string): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0 || parsed > 1) {
+      throw new InvalidArgumentError(`${flag} takes a number in (0, 1], e.g. ${flag} 0.9`);
+    }
+    return parsed;
+  };
+}
+
+/** `ollama:<model>` is the only provider today; the prefix leaves room for others without changing the flag. */
+export function embedderFromSpec(spec: string, host: string | undefined): Embedder {
+  const separator = spec.indexOf(':');
+  const provider = separator < 0 ? spec : spec.slice(0, separator);
+  const model = separator < 0 ? '' : spec.slice(separator + 1);
+  if (provider !== 'ollama' || model.trim() === '') {
+    throw new FactoryError('usage', `--embed ${spec} is not a provider:model pair this tool knows`, { fix: 'write --embed ollama:<model>, e.g. --embed ollama:nomic-embed-text' });
+  }
+  return new OllamaEmbedder({ model, ...(host !== undefined ? { host } : {}) });
+}
+
+export function formatDedupSummary(summary: DedupSummary): string {
+  const reasons = `exact ${summary.by_reason.exact}, near ${summary.by_reason.near}, semantic ${summary.by_reason.semantic}`;
+  const near = summary.near_threshold === null ? 'near off' : `near jaccard >= ${summary.near_threshold} (${summary.near_banding!.bands}x${summary.near_banding!.rows} bands)`;
+  const semantic = summary.embed_model ? `, semantic cosine >= ${summary.cosine_threshold} with ${summary.embed_model}` : '';
+  return (
+    `dedup ${summary.dir}: ${summary.records} records, ${summary.kept} kept, ${summary.dropped} dropped (${reasons}); ` +
+    `${near}${semantic}, wall ${summary.wall_seconds.toFixed(2)}s -> ${summary.out_dir}`
+  );
+}
+
+export function registerDedup(program: Command, streams: Streams, setExit: (status: number) => void): void {
+  program
+    .command('dedup')
+    .summary('drop duplicate episodes (exact, near, optionally semantic) into a new dataset')
+    .description(
+      'Reads <dir>/episodes.jsonl in file order and keeps the first record of every duplicate group. A record is dropped as ' +
+        '"exact" when its normalised trajectory (tools called, canonical arguments, results, texts; ids and provenance ignored) ' +
+        'hashes like a kept one, e.g. two seeds that reproduced the same episode; as "near" when the Jaccard similarity of its ' +
+        'word 3-grams (roles, texts, calls with canonical arguments, tool outcomes; not tool result contents) with a kept record ' +
+        'reaches --near (MinHash, 128 permutations, LSH bands, each candidate confirmed exactly); and, with --embed, as "semantic" ' +
+        'when the cosine of its embedding with a kept record reaches --cosine. Writes <out>/episodes.jsonl (kept records, with ' +
+        'lineage operation "dedup" and source_record_id), <out>/dropped.jsonl ({record_id, reason, duplicate_of, similarity, record}) ' +
+        'and <out>/dedup.json (settings, counts, file hashes). Same input, same bytes. Refuses a dataset with corrupt or torn ' +
+        'lines, --out equal to <dir>, and a non-empty --out that an earlier dedup did not write. Exit 0, or 2 for a usage problem.',
+    )
+    .argument('<dir>', 'a dataset directory with episodes.jsonl, e.g. datasets/tool-world-v1')
+    .requiredOption('--out <dir>', 'where to write the deduplicated dataset (new, empty, or an earlier dedup output)')
+    .option('--near <jaccard>', `Jaccard threshold for near duplicates, in (0, 1] (default: ${DEFAULT_NEAR_THRESHOLD})`, threshold('--near'))
+    .option('--no-near', 'no near-duplicate pass: exact (and semantic, with --embed) only')
+    .option('--embed <provider:model>', 'also drop semantic duplicates, embedding with a model pulled into Ollama, e.g. ollama:nomic-embed-text')
+    .option('--cosine <x>', `cosine threshold for semantic duplicates, in (0, 1] (default: ${DEFAULT_COSINE_THRESHOLD}; needs --embed)`, threshold('--cosine'))
+    .option('--ollama-host <url>', 'the Ollama server for --embed (default: $OLLAMA_HOST, else http://127.0.0.1:11434)')
+    .option('--json', 'print the summary as one JSON object on stdout')
+    .option('--quiet', 'no progress line')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  episode-factory dedup datasets/tool-world-v1 --out datasets/tool-world-v1-dedup\n' +
+        '  episode-factory dedup datasets/tool-world-faults-v1 --out /tmp/faults-dedup --near 0.8 --json\n' +
+        '  episode-factory dedup datasets/tool-world-v1 --out /tmp/semantic --no-near --embed ollama:nomic-embed-text --cosine 0.97',
+    )
+    .action(async (dir: string, flags: DedupFlags) => {
+      if (flags.ollamaHost !== undefined && flags.embed === undefined) {
+        throw new FactoryError('usage', '--ollama-host was given without --embed', { fix: 'add --embed ollama:<model>, or drop --ollama-host' });
+      }
+      const embedder = flags.embed === undefined ? undefined : embedderFromSpec(flags.embed, flags.ollamaHost);
+      const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
+      const summary = await dedupDataset({
+        dir,
+        outDir: flags.out,
+        ...(flags.near !== undefined ? { near: flags.near } : {}),
+        ...(embedder ? { embedder } : {}),
+        ...(flags.cosine !== undefined ? { cosine: flags.cosine } : {}),
+        onProgress: (message) => progress.update(`dedup ${dir}: ${message}`),
+      });
+      progress.clear();
+      if (flags.json) writeJson(streams, summary);
+      else streams.stdout.write(formatDedupSummary(summary) + '\n');
+      setExit(0);
+    });
+}

@@ -1,0 +1,41 @@
+// Owns the `stats` command: a dataset's statistics as text tables or as one
+// JSON object. Unreadable lines do not stop it: the statistics cover the
+// records that could be read and each problem is named on stderr.
+
+import type { Command } from 'commander';
+import { join } from 'node:path';
+import { formatProblem, readDataset } from '../dataset/dataset-reader.js';
+import { computeStats, formatStats } from '../dataset/dataset-stats.js';
+import { type Streams, writeJson } from './output.js';
+
+interface StatsFlags {
+  json?: boolean;
+}
+
+export function registerStats(program: Command, streams: Streams): void {
+  program
+    .command('stats')
+    .summary("a dataset's counts, completion and recovery rates, lengths and duplicates")
+    .description(
+      'Reads <dir>/episodes.jsonl and prints, from the records alone: counts by world, task, policy variant, policy actor, ' +
+        'outcome and fault kind; task completion (overall, per task, per variant) and recovery rates, each with n and a ' +
+        '95% Wilson interval, shown as `0.688 [0.579, 0.778] n=80`; the share of episodes still completed per fault kind; ' +
+        'messages and tool calls per episode (min, p50, p90, max, mean, histogram); and duplicate trajectories. ' +
+        'Recovery is the share of episodes with an error turn or a fired fault whose task was still completed. ' +
+        'Corrupt, torn or invalid lines are listed on stderr (file:line: reason) and left out of the counts. Exit 0; ' +
+        '2 when <dir> is not a dataset.',
+    )
+    .argument('<dir>', 'a dataset directory written by generate (holds episodes.jsonl)')
+    .option('--json', 'print the statistics as one JSON object (format episode-factory.stats.v1) on stdout')
+    .addHelpText('after', '\nExamples:\n  episode-factory stats datasets/tool-world-faults-v1\n  episode-factory stats datasets/tool-world-v1 --json')
+    .action(async (dir: string, flags: StatsFlags) => {
+      const dataset = await readDataset(dir);
+      for (const problem of dataset.problems) streams.stderr.write(`${formatProblem({ ...problem, file: join(dir, problem.file) })}\n`);
+      const stats = computeStats(dataset);
+      if (flags.json) {
+        writeJson(streams, stats);
+        return;
+      }
+      streams.stdout.write(`stats ${dir}\n\n${formatStats(stats)}`);
+    });
+}

@@ -1,0 +1,321 @@
+// Owns the statistics of a dataset, computed from its records alone: counts by
+// world, task, variant, policy, outcome and fault kind; completion and
+// recovery rates with Wilson intervals; episode length distributions; and
+// duplicate trajectories. Every map is built in sorted key order so the JSON
+// and the text are the same bytes for the same records.
+
+import type { EpisodeRecord } from '../records/episode-record.js';
+import type { Dataset, DatasetProblem } from './dataset-reader.js';
+import { trajectoryHash } from './trajectory.js';
+import { formatRate, type Rate, wilsonInterval } from './wilson-interval.js';
+
+export const STATS_FORMAT = 'episode-factory.stats.v1';
+
+/** At most this many histogram bins, so the text table stays a glance. */
+const MAX_HISTOGRAM_BINS = 10;
+/** Duplicate pairs named in the stats; the count is always complete. */
+const MAX_DUPLICATE_EXAMPLES = 10;
+
+/** Integer values from..to, both inclusive. */
+export interface HistogramBin {
+  from: number;
+  to: number;
+  count: number;
+}
+
+export interface Distribution {
+  count: number;
+  /** Null when there are no records. Percentiles are nearest-rank, so each is a value that occurs. */
+  min: number | null;
+  p50: number | null;
+  p90: number | null;
+  max: number | null;
+  mean: number | null;
+  histogram: HistogramBin[];
+}
+
+export interface FaultKindStats {
+  /** Times this kind fired, over all episodes. */
+  fired: number;
+  /** Episodes in which it fired at least once. */
+  episodes: number;
+  /** Of those episodes, the ones whose task was still completed. */
+  completed: Rate;
+}
+
+export interface DuplicateExample {
+  record_id: string;
+  /** The earlier record with the same trajectory. */
+  duplicate_of: string;
+}
+
+export interface DatasetStats {
+  format: typeof STATS_FORMAT;
+  records: number;
+  /** Torn, corrupt or invalid lines of the file, which no statistic counts. */
+  problems: DatasetProblem[];
+  counts: {
+    /** `name@version`. */
+    by_world: Record<string, number>;
+    by_task: Record<string, number>;
+    /** provenance.lineage.variant. */
+    by_variant: Record<string, number>;
+    /** Policy actors as `kind:name@version`, each counted once per record. */
+    by_policy: Record<string, number>;
+    by_outcome: Record<string, number>;
+  };
+  faults: {
+    fired: number;
+    episodes_with_fault: number;
+    by_kind: Record<string, FaultKindStats>;
+  };
+  completion: {
+    overall: Rate;
+    by_task: Record<string, Rate>;
+    by_variant: Record<string, Rate>;
+  };
+  /**
+   * Among episodes with at least one error turn or fired fault, the share the
+   * record marks recovered (the task was still completed).
+   */
+  recovery: Rate;
+  lengths: {
+    messages: Distribution;
+    /** Tool calls the policy emitted in its messages, including ones rejected by validation. */
+    tool_calls: Distribution;
+  };
+  duplicates: {
+    /** Records whose trajectory equals an earlier record's. */
+    duplicates: number;
+    distinct_trajectories: number;
+    examples: DuplicateExample[];
+  };
+}
+
+/** Code-unit order: the same on every machine, unlike localeCompare. */
+export function compareKeys(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+function sortedRecord<T>(entries: Map<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const key of [...entries.keys()].sort(compareKeys)) out[key] = entries.get(key)!;
+  return out;
+}
+
+function countBy(records: readonly EpisodeRecord[], keysOf: (record: EpisodeRecord) => string[]): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const record of records) {
+    for (const key of new Set(keysOf(record))) counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return sortedRecord(counts);
+}
+
+function completionBy(records: readonly EpisodeRecord[], keyOf: (record: EpisodeRecord) => string): Record<string, Rate> {
+  const tallies = new Map<string, { successes: number; n: number }>();
+  for (const record of records) {
+    const key = keyOf(record);
+    const tally = tallies.get(key) ?? { successes: 0, n: 0 };
+    tally.n++;
+    if (record.result.task_completed) tally.successes++;
+    tallies.set(key, tally);
+  }
+  const rates = new Map<string, Rate>();
+  for (const [key, tally] of tallies) rates.set(key, wilsonInterval(tally.successes, tally.n));
+  return sortedRecord(rates);
+}
+
+function policyActorKeys(record: EpisodeRecord): string[] {
+  return record.provenance.actors
+    .filter((actor) => actor.role === 'policy')
+    .map((actor) => `${String(actor.kind)}:${String(actor.name)}@${String(actor.version)}`);
+}
+
+function toolCallCount(record: EpisodeRecord): number {
+  let calls = 0;
+  for (const message of record.messages) {
+    if (message.role === 'assistant') calls += message.tool_calls?.length ?? 0;
+  }
+  return calls;
+}
+
+/** Nearest-rank percentile of sorted values: the smallest value with at least q of the sample at or below it. */
+function nearestRank(sorted: readonly number[], q: number): number {
+  const rank = Math.max(1, Math.ceil(q * sorted.length));
+  return sorted[rank - 1]!;
+}
+
+export function distribution(values: readonly number[]): Distribution {
+  if (values.length === 0) return { count: 0, min: null, p50: null, p90: null, max: null, mean: null, histogram: [] };
+  const sorted = [...values].sort((left, right) => left - right);
+  const min = sorted[0]!;
+  const max = sorted[sorted.length - 1]!;
+  const width = Math.max(1, Math.ceil((max - min + 1) / MAX_HISTOGRAM_BINS));
+  const histogram: HistogramBin[] = [];
+  for (let from = min; from <= max; from += width) histogram.push({ from, to: from + width - 1, count: 0 });
+  for (const value of sorted) histogram[Math.floor((value - min) / width)]!.count++;
+  const sum = sorted.reduce((total, value) => total + value, 0);
+  return { count: sorted.length, min, p50: nearestRank(sorted, 0.5), p90: nearestRank(sorted, 0.9), max, mean: sum / sorted.length, histogram };
+}
+
+function faultStats(records: readonly EpisodeRecord[]): DatasetStats['faults'] {
+  const kinds = new Map<string, { fired: number; episodes: number; completed: number }>();
+  let fired = 0;
+  let episodesWithFault = 0;
+  for (const record of records) {
+    const faults = record.recovery.faults_fired;
+    fired += faults.length;
+    if (faults.length > 0) episodesWithFault++;
+    for (const fault of faults) {
+      const tally = kinds.get(fault.kind) ?? { fired: 0, episodes: 0, completed: 0 };
+      tally.fired++;
+      kinds.set(fault.kind, tally);
+    }
+    for (const kind of new Set(faults.map((fault) => fault.kind))) {
+      const tally = kinds.get(kind)!;
+      tally.episodes++;
+      if (record.result.task_completed) tally.completed++;
+    }
+  }
+  const byKind = new Map<string, FaultKindStats>();
+  for (const [kind, tally] of kinds) {
+    byKind.set(kind, { fired: tally.fired, episodes: tally.episodes, completed: wilsonInterval(tally.completed, tally.episodes) });
+  }
+  return { fired, episodes_with_fault: episodesWithFault, by_kind: sortedRecord(byKind) };
+}
+
+function duplicateStats(records: readonly EpisodeRecord[]): DatasetStats['duplicates'] {
+  const firstWithHash = new Map<string, string>();
+  const examples: DuplicateExample[] = [];
+  let duplicates = 0;
+  for (const record of records) {
+    const hash = trajectoryHash(record);
+    const first = firstWithHash.get(hash);
+    if (first === undefined) {
+      firstWithHash.set(hash, record.record_id);
+      continue;
+    }
+    duplicates++;
+    if (examples.length < MAX_DUPLICATE_EXAMPLES) examples.push({ record_id: record.record_id, duplicate_of: first });
+  }
+  return { duplicates, distinct_trajectories: firstWithHash.size, examples };
+}
+
+/** Statistics of the records in file order; pure, so the same records give the same object. */
+export function computeStats(dataset: Dataset): DatasetStats {
+  const records = dataset.rows.map((row) => row.record);
+  const troubled = records.filter((record) => record.recovery.error_turns > 0 || record.recovery.faults_fired.length > 0);
+  return {
+    format: STATS_FORMAT,
+    records: records.length,
+    problems: dataset.problems.map((problem) => ({ ...problem })),
+    counts: {
+      by_world: countBy(records, (record) => [`${record.world.name}@${record.world.version}`]),
+      by_task: countBy(records, (record) => [record.task.id]),
+      by_variant: countBy(records, (record) => [record.provenance.lineage.variant]),
+      by_policy: countBy(records, policyActorKeys),
+      by_outcome: countBy(records, (record) => [record.result.outcome]),
+    },
+    faults: faultStats(records),
+    completion: {
+      overall: wilsonInterval(records.filter((record) => record.result.task_completed).length, records.length),
+      by_task: completionBy(records, (record) => record.task.id),
+      by_variant: completionBy(records, (record) => record.provenance.lineage.variant),
+    },
+    recovery: wilsonInterval(troubled.filter((record) => record.recovery.recovered).length, troubled.length),
+    lengths: {
+      messages: distribution(records.map((record) => record.messages.length)),
+      tool_calls: distribution(records.map(toolCallCount)),
+    },
+    duplicates: duplicateStats(records),
+  };
+}
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+function textTable(rows: readonly (readonly string[])[], indent = '  '): string {
+  if (rows.length === 0) return '';
+  const columns = Math.max(...rows.map((row) => row.length));
+  const widths = Array.from({ length: columns }, (_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  return rows
+    .map((row) => indent + row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd())
+    .join('\n') + '\n';
+}
+
+function formatNumber(value: number | null, digits = 0): string {
+  return value === null ? '-' : value.toFixed(digits);
+}
+
+export function binLabel(bin: HistogramBin): string {
+  return bin.from === bin.to ? String(bin.from) : `${bin.from}-${bin.to}`;
+}
+
+/** Bars scaled to the largest bin, so the shape reads at a glance whatever the dataset size. */
+function histogramText(title: string, distribution: Distribution): string {
+  const largest = Math.max(0, ...distribution.histogram.map((bin) => bin.count));
+  const bar = (count: number): string => '#'.repeat(largest === 0 ? 0 : Math.round((count / largest) * 30));
+  return `${title}\n` + textTable(distribution.histogram.map((bin) => [binLabel(bin), String(bin.count), bar(bin.count)]));
+}
+
+/** Human-readable text tables; rates read `0.688 [0.580, 0.778] n=80`. */
+export function formatStats(stats: DatasetStats): string {
+  const duplicateLines = stats.duplicates.examples.map((example) => `  duplicate: ${example.record_id} = ${example.duplicate_of}\n`).join('');
+  const sections: string[] = [];
+  sections.push(
+    textTable(
+      [
+        ['records', String(stats.records)],
+        ['problems', `${stats.problems.length}${stats.problems.length > 0 ? ' (corrupt, torn or invalid lines; not counted)' : ''}`],
+        ['task completion', formatRate(stats.completion.overall)],
+        ['recovery', `${formatRate(stats.recovery)} (recovered, among episodes with an error turn or a fired fault)`],
+        ['duplicates', `${stats.duplicates.duplicates} duplicate records, ${stats.duplicates.distinct_trajectories} distinct trajectories`],
+      ],
+      '',
+    ) + duplicateLines,
+  );
+
+  const rateRows = (label: string, rates: Record<string, Rate>): string[][] => [
+    [label, 'records', 'completed', 'completion'],
+    ...Object.entries(rates).map(([key, rate]) => [key, String(rate.n), String(rate.successes), formatRate(rate)]),
+  ];
+  sections.push('by task\n' + textTable(rateRows('task', stats.completion.by_task)));
+  sections.push('by variant\n' + textTable(rateRows('variant', stats.completion.by_variant)));
+
+  const countRows = (label: string, counts: Record<string, number>): string[][] => [
+    [label, 'records'],
+    ...Object.entries(counts).map(([key, count]) => [key, String(count)]),
+  ];
+  sections.push('by world\n' + textTable(countRows('world', stats.counts.by_world)));
+  sections.push('by policy\n' + textTable(countRows('policy', stats.counts.by_policy)));
+  sections.push('by outcome\n' + textTable(countRows('outcome', stats.counts.by_outcome)));
+
+  const kinds = Object.entries(stats.faults.by_kind);
+  sections.push(
+    `faults: ${stats.faults.fired} fired in ${stats.faults.episodes_with_fault} episodes, ${kinds.length} kinds\n` +
+      (kinds.length === 0
+        ? ''
+        : textTable([
+            ['kind', 'fired', 'episodes', 'still completed'],
+            ...kinds.map(([kind, fault]) => [kind, String(fault.fired), String(fault.episodes), formatRate(fault.completed)]),
+          ])),
+  );
+
+  const lengthRow = (label: string, value: Distribution): string[] => [
+    label,
+    formatNumber(value.min),
+    formatNumber(value.p50),
+    formatNumber(value.p90),
+    formatNumber(value.max),
+    formatNumber(value.mean, 2),
+  ];
+  sections.push(
+    'episode length\n' +
+      textTable([
+        ['per episode', 'min', 'p50', 'p90', 'max', 'mean'],
+        lengthRow('messages', stats.lengths.messages),
+        lengthRow('tool calls', stats.lengths.tool_calls),
+      ]),
+  );
+  sections.push(histogramText('messages per episode', stats.lengths.messages));
+  sections.push(histogramText('tool calls per episode', stats.lengths.tool_calls));
+  return sections.join('\n');
+}

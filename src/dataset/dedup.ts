@@ -1,0 +1,308 @@
+// Owns `dedup DIR --out DIR2`: one pass over a dataset in file order that
+// keeps the first record of every duplicate group and drops the rest, for one
+// of three reasons tried in this order: `exact` (same trajectory hash),
+// `near` (MinHash/LSH candidates confirmed by shingle Jaccard), `semantic`
+// (embedding cosine). A record is only ever compared with records already
+// kept, so every dropped row names a record that is in the output. The output
+// directory gets the kept records with dedup lineage, the dropped rows with
+// their reason, and dedup.json, a deterministic report that also marks the
+// directory as dedup output so a later run may replace it.
+
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { FactoryError } from '../core/errors.js';
+import type { EpisodeRecord } from '../records/episode-record.js';
+import { JsonlAppender } from '../records/jsonl.js';
+import { deriveRecord } from '../records/lineage.js';
+import { describeFile, type ManifestFile } from '../records/manifest.js';
+import { assertDatasetDirectory, EPISODES_FILE, readDataset } from './dataset-reader.js';
+import { cosineSimilarity, type Embedder } from './embedder.js';
+import { type Banding, bandingFor, exactJaccard, LshIndex, MINHASH_PERMUTATIONS, MinHasher, recordShingles, SHINGLE_SIZE } from './minhash.js';
+import { trajectory, trajectoryHash } from './trajectory.js';
+
+export const DEDUP_OPERATION = 'dedup';
+export const DROPPED_FILE = 'dropped.jsonl';
+export const DEDUP_REPORT_FILE = 'dedup.json';
+export const DEDUP_REPORT_FORMAT = 'episode-factory.dedup.v1';
+export const DEFAULT_NEAR_THRESHOLD = 0.9;
+export const DEFAULT_COSINE_THRESHOLD = 0.95;
+const PARTIAL_DIRECTORY = '.dedup-partial';
+
+export type DuplicateReason = 'exact' | 'near' | 'semantic';
+
+export interface DroppedRow {
+  record_id: string;
+  reason: DuplicateReason;
+  /** The kept record this one duplicates. */
+  duplicate_of: string;
+  /** 1 for exact, the shingle Jaccard for near, the cosine for semantic. */
+  similarity: number;
+  record: EpisodeRecord;
+}
+
+export interface DedupOptions {
+  dir: string;
+  outDir: string;
+  /** Jaccard threshold in (0, 1] for near duplicates, default 0.9; false turns near dedup off. */
+  near?: number | false;
+  /** Turns on semantic dedup. */
+  embedder?: Embedder;
+  /** Cosine threshold in (0, 1] for semantic duplicates, default 0.95. */
+  cosine?: number;
+  onProgress?: (message: string) => void;
+}
+
+export interface NearSettings {
+  threshold: number;
+  permutations: number;
+  shingle_size: number;
+  bands: number;
+  rows: number;
+}
+
+export interface DedupSummary {
+  dir: string;
+  out_dir: string;
+  records: number;
+  kept: number;
+  dropped: number;
+  by_reason: Record<DuplicateReason, number>;
+  /** Null when near dedup was turned off. */
+  near_threshold: number | null;
+  near_banding: { bands: number; rows: number } | null;
+  cosine_threshold?: number;
+  embed_model?: string;
+  embed_model_digest?: string;
+  wall_seconds: number;
+}
+
+/** dedup.json: what produced the directory, without paths or clock, so the same input gives the same bytes. */
+export interface DedupReport {
+  format: typeof DEDUP_REPORT_FORMAT;
+  operation: typeof DEDUP_OPERATION;
+  source: ManifestFile;
+  near: NearSettings | null;
+  semantic: { embedder: string; digest: string | null; cosine_threshold: number } | null;
+  counts: { records: number; kept: number; dropped: number; by_reason: Record<DuplicateReason, number> };
+  files: ManifestFile[];
+}
+
+/**
+ * What semantic dedup embeds: the same normalised trajectory that near dedup
+ * shingles (roles, text, calls with canonical arguments, tool outcomes, and
+ * not the world data inside tool results), one turn a line.
+ */
+export function episodeText(record: EpisodeRecord): string {
+  return trajectory(record)
+    .map((turn) => {
+      switch (turn.role) {
+        case 'system':
+        case 'user':
+          return `${turn.role}: ${turn.text}`;
+        case 'assistant': {
+          const parts = [`assistant: ${turn.text}`];
+          if (turn.call) parts.push(`[call ${turn.call.tool} ${turn.call.arguments}]`);
+          if (turn.malformed !== undefined) parts.push(`[malformed call: ${turn.malformed}]`);
+          return parts.join(' ');
+        }
+        case 'tool':
+          return `tool: ${turn.ok ? 'ok' : `error ${turn.kind ?? 'unknown'}`}`;
+      }
+    })
+    .join('\n');
+}
+
+function checkThreshold(name: string, value: number, flag: string): void {
+  if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
+    throw new FactoryError('usage', `${name} threshold must be a number in (0, 1], got ${String(value)}`, { fix: `pass ${flag} with a value such as 0.9` });
+  }
+}
+
+function canonicalPath(path: string): string {
+  return existsSync(path) ? realpathSync(path) : resolve(path);
+}
+
+function isDedupOutput(outDir: string): boolean {
+  const report = join(outDir, DEDUP_REPORT_FILE);
+  if (!existsSync(report)) return false;
+  try {
+    return (JSON.parse(readFileSync(report, 'utf8')) as { format?: unknown }).format === DEDUP_REPORT_FORMAT;
+  } catch {
+    return false;
+  }
+}
+
+/** The source is never written, and nothing that dedup did not write is ever replaced. */
+function checkOutputDirectory(dir: string, outDir: string): void {
+  const suggestion = `${dir.replace(/\/+$/, '')}-dedup`;
+  if (canonicalPath(dir) === canonicalPath(outDir)) {
+    throw new FactoryError('usage', `--out ${outDir} is the source dataset; dedup never overwrites its input`, { fix: `pass a new directory, e.g. --out ${suggestion}` });
+  }
+  if (!existsSync(outDir)) return;
+  if (!statSync(outDir).isDirectory()) {
+    throw new FactoryError('usage', `--out ${outDir} exists and is not a directory`, { fix: `pass a new directory, e.g. --out ${suggestion}` });
+  }
+  const entries = readdirSync(outDir).filter((entry) => entry !== PARTIAL_DIRECTORY);
+  if (entries.length > 0 && !isDedupOutput(outDir)) {
+    throw new FactoryError('usage', `--out ${outDir} is not empty and is not the output of an earlier dedup (it has no ${DEDUP_REPORT_FILE})`, {
+      fix: `pass an empty or new directory, e.g. --out ${suggestion}, or remove ${outDir} first`,
+    });
+  }
+}
+
+interface NearSearch {
+  threshold: number;
+  banding: Banding;
+  hasher: MinHasher;
+  index: LshIndex;
+}
+
+function nearSearchFor(threshold: number): NearSearch {
+  const banding = bandingFor(threshold, MINHASH_PERMUTATIONS);
+  return { threshold, banding, hasher: new MinHasher(MINHASH_PERMUTATIONS), index: new LshIndex(banding) };
+}
+
+type Decision = { kept: true } | { kept: false; reason: DuplicateReason; of: number; similarity: number };
+
+/** The dropped row with the dropped record's original line embedded as is, so its bytes survive. */
+function droppedLine(record: EpisodeRecord, decision: Extract<Decision, { kept: false }>, keptId: string, text: string): string {
+  const head = JSON.stringify({ record_id: record.record_id, reason: decision.reason, duplicate_of: keptId, similarity: decision.similarity });
+  return `${head.slice(0, -1)},"record":${text}}`;
+}
+
+export async function dedupDataset(options: DedupOptions): Promise<DedupSummary> {
+  const started = performance.now();
+  const near = options.near === undefined ? DEFAULT_NEAR_THRESHOLD : options.near;
+  if (near !== false) checkThreshold('the near-duplicate (Jaccard)', near, '--near');
+  const cosine = options.cosine ?? DEFAULT_COSINE_THRESHOLD;
+  if (options.cosine !== undefined && !options.embedder) {
+    throw new FactoryError('usage', 'a cosine threshold was given without an embedder', { fix: 'add --embed ollama:<model> to turn on semantic dedup, or drop --cosine' });
+  }
+  if (options.embedder) checkThreshold('the semantic (cosine)', cosine, '--cosine');
+
+  const sourceFile = assertDatasetDirectory(options.dir);
+  checkOutputDirectory(options.dir, options.outDir);
+  const dataset = await readDataset(options.dir);
+  if (dataset.problems.length > 0) {
+    throw new FactoryError('usage', `${sourceFile} has ${dataset.problems.length} line(s) that are not valid records; dedup will not skip records silently`, {
+      problems: dataset.problems.map((problem) => ({ where: `${join(options.dir, problem.file)}:${problem.line}`, reason: problem.reason })),
+      fix: 'repair or remove each line listed above (or regenerate the dataset), then run dedup again',
+    });
+  }
+  const rows = dataset.rows;
+  const hashes = rows.map((row) => trajectoryHash(row.record));
+
+  // Embeddings are fetched before any comparison, once per distinct trajectory: an exact duplicate embeds identically.
+  const vectorOf = new Map<string, number[]>();
+  if (options.embedder) {
+    const firstOfHash = new Map<string, number>();
+    hashes.forEach((hash, index) => {
+      if (!firstOfHash.has(hash)) firstOfHash.set(hash, index);
+    });
+    const distinct = [...firstOfHash.values()];
+    options.onProgress?.(`embedding ${distinct.length} distinct episodes with ${options.embedder.name}`);
+    const vectors = await options.embedder.embed(distinct.map((index) => episodeText(rows[index]!.record)));
+    if (vectors.length !== distinct.length) {
+      throw new FactoryError('usage', `${options.embedder.name} returned ${vectors.length} embeddings for ${distinct.length} texts`, { fix: 'use an embedding model' });
+    }
+    distinct.forEach((index, position) => vectorOf.set(hashes[index]!, vectors[position]!));
+  }
+
+  const nearSearch = near === false ? null : nearSearchFor(near);
+  const keptShingles = new Map<number, Uint32Array>();
+  const keptByHash = new Map<string, number>();
+  const kept: number[] = [];
+  const decisions: Decision[] = [];
+
+  for (const [position, row] of rows.entries()) {
+    if (position % 100 === 0) options.onProgress?.(`comparing ${position}/${rows.length} records`);
+    const hash = hashes[position]!;
+    const same = keptByHash.get(hash);
+    if (same !== undefined) {
+      decisions.push({ kept: false, reason: 'exact', of: same, similarity: 1 });
+      continue;
+    }
+    let match: Extract<Decision, { kept: false }> | undefined;
+    let shingles: Uint32Array | undefined;
+    let signature: Uint32Array | undefined;
+    if (nearSearch) {
+      shingles = recordShingles(row.record);
+      signature = nearSearch.hasher.signature(shingles);
+      // Candidates come in file order and only a strictly better score replaces a match, so ties go to the earliest record.
+      for (const candidate of nearSearch.index.candidates(signature)) {
+        const similarity = exactJaccard(shingles, keptShingles.get(candidate)!);
+        if (similarity >= nearSearch.threshold && (!match || similarity > match.similarity)) match = { kept: false, reason: 'near', of: candidate, similarity };
+      }
+    }
+    if (!match && options.embedder) {
+      const vector = vectorOf.get(hash)!;
+      for (const candidate of kept) {
+        const similarity = cosineSimilarity(vector, vectorOf.get(hashes[candidate]!)!);
+        if (similarity >= cosine && (!match || similarity > match.similarity)) match = { kept: false, reason: 'semantic', of: candidate, similarity };
+      }
+    }
+    if (match) {
+      decisions.push(match);
+      continue;
+    }
+    decisions.push({ kept: true });
+    kept.push(position);
+    keptByHash.set(hash, position);
+    if (nearSearch && shingles && signature) {
+      nearSearch.index.add(position, signature);
+      keptShingles.set(position, shingles);
+    }
+  }
+
+  const byReason: Record<DuplicateReason, number> = { exact: 0, near: 0, semantic: 0 };
+  for (const decision of decisions) if (!decision.kept) byReason[decision.reason]++;
+
+  // Written beside the output and moved into place at the end, so a failed run never leaves a half-written dataset that looks finished.
+  mkdirSync(options.outDir, { recursive: true });
+  const partial = join(options.outDir, PARTIAL_DIRECTORY);
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial);
+  const episodes = new JsonlAppender(join(partial, EPISODES_FILE));
+  const dropped = new JsonlAppender(join(partial, DROPPED_FILE));
+  rows.forEach((row, position) => {
+    const decision = decisions[position]!;
+    if (decision.kept) episodes.append(deriveRecord(row.record, DEDUP_OPERATION));
+    else dropped.append(null, droppedLine(row.record, decision, rows[decision.of]!.record.record_id, row.text));
+  });
+  episodes.close({ sync: true });
+  dropped.close({ sync: true });
+
+  const report: DedupReport = {
+    format: DEDUP_REPORT_FORMAT,
+    operation: DEDUP_OPERATION,
+    source: await describeFile(options.dir, sourceFile),
+    near: nearSearch
+      ? { threshold: nearSearch.threshold, permutations: MINHASH_PERMUTATIONS, shingle_size: SHINGLE_SIZE, bands: nearSearch.banding.bands, rows: nearSearch.banding.rows }
+      : null,
+    semantic: options.embedder ? { embedder: options.embedder.name, digest: options.embedder.digest ?? null, cosine_threshold: cosine } : null,
+    counts: { records: rows.length, kept: kept.length, dropped: rows.length - kept.length, by_reason: byReason },
+    files: [await describeFile(partial, join(partial, DROPPED_FILE)), await describeFile(partial, join(partial, EPISODES_FILE))],
+  };
+  writeFileSync(join(partial, DEDUP_REPORT_FILE), JSON.stringify(report, null, 2) + '\n');
+  for (const file of [EPISODES_FILE, DROPPED_FILE, DEDUP_REPORT_FILE]) renameSync(join(partial, file), join(options.outDir, file));
+  rmSync(partial, { recursive: true, force: true });
+
+  return {
+    dir: options.dir,
+    out_dir: options.outDir,
+    records: rows.length,
+    kept: kept.length,
+    dropped: rows.length - kept.length,
+    by_reason: byReason,
+    near_threshold: nearSearch ? nearSearch.threshold : null,
+    near_banding: nearSearch ? { bands: nearSearch.banding.bands, rows: nearSearch.banding.rows } : null,
+    ...(options.embedder
+      ? {
+          cosine_threshold: cosine,
+          embed_model: options.embedder.name,
+          ...(options.embedder.digest !== undefined ? { embed_model_digest: options.embedder.digest } : {}),
+        }
+      : {}),
+    wall_seconds: (performance.now() - started) / 1000,
+  };
+}

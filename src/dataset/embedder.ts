@@ -1,0 +1,30 @@
+// Owns the contract of a text embedder for semantic dedup, and the cosine
+// similarity that compares its vectors. Providers (Ollama today) live in their
+// own files so that dedup never depends on one.
+
+export interface Embedder {
+  /** How the report names it, e.g. `ollama:nomic-embed-text`. */
+  readonly name: string;
+  /** What exactly embedded (a model digest), once known: a model name alone can be re-pulled as different weights. */
+  readonly digest?: string | undefined;
+  /** One vector per text, in the order given, all of the same length. */
+  embed(texts: string[]): Promise<number[][]>;
+}
+
+/** Cosine of the angle between two vectors; 0 when either is all zeros (it points nowhere). */
+export function cosineSimilarity(left: readonly number[], right: readonly number[]): number {
+  if (left.length !== right.length) throw new RangeError(`cannot compare vectors of ${left.length} and ${right.length} dimensions`);
+  let dot = 0;
+  let leftNorm = 0;
+  let rightNorm = 0;
+  for (let index = 0; index < left.length; index++) {
+    const a = left[index]!;
+    const b = right[index]!;
+    dot += a * b;
+    leftNorm += a * a;
+    rightNorm += b * b;
+  }
+  if (leftNorm === 0 || rightNorm === 0) return 0;
+  // One square root of the product rounds less than two, and the clamp keeps rounding from reporting a similarity above 1.
+  return Math.min(1, Math.max(-1, dot / Math.sqrt(leftNorm * rightNorm)));
+}

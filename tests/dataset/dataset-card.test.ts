@@ -1,0 +1,303 @@
+// Tests the dataset card: front matter a Hugging Face loader can read (checked
+// with a small YAML subset parser, no dependency), statistics and provenance
+// taken from the data, split.json reflected in the configs, and the same bytes
+// every time it is regenerated.
+
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { FactoryError } from '../../src/core/errors.js';
+import { datasetCardInput, readSplitLayout, renderDatasetCard, seedRanges, writeDatasetCard } from '../../src/dataset/dataset-card.js';
+import { readDataset } from '../../src/dataset/dataset-reader.js';
+import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+
+type Yaml = string | Yaml[] | { [key: string]: Yaml };
+
+interface YamlLine {
+  indent: number;
+  text: string;
+}
+
+/** The block subset the card uses: maps, sequences of scalars or maps, plain or double-quoted scalars, comments. */
+function parseYaml(source: string): Yaml {
+  const lines: YamlLine[] = source
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trim().startsWith('#'))
+    .map((line) => ({ indent: line.length - line.trimStart().length, text: line.trim() }));
+  const [value, next] = parseNode(lines, 0, lines[0]?.indent ?? 0);
+  assert.equal(next, lines.length, `unparsed YAML from line ${next}: ${lines[next]?.text}`);
+  return value;
+}
+
+function scalar(text: string): string {
+  return text.startsWith('"') ? (JSON.parse(text) as string) : text;
+}
+
+function parseNode(lines: YamlLine[], index: number, indent: number): [Yaml, number] {
+  return lines[index]!.text.startsWith('- ') ? parseSequence(lines, index, indent) : parseMap(lines, index, indent);
+}
+
+function parseSequence(lines: YamlLine[], index: number, indent: number): [Yaml[], number] {
+  const items: Yaml[] = [];
+  while (index < lines.length && lines[index]!.indent === indent && lines[index]!.text.startsWith('- ')) {
+    const rest = lines[index]!.text.slice(2);
+    if (/^[A-Za-z_][A-Za-z0-9_]*:( |$)/.test(rest)) {
+      // "- key: value" opens a map whose keys sit two columns in.
+      lines[index] = { indent: indent + 2, text: rest };
+      const [map, next] = parseMap(lines, index, indent + 2);
+      items.push(map);
+      index = next;
+    } else {
+      items.push(scalar(rest));
+      index++;
+    }
+  }
+  return [items, index];
+}
+
+function parseMap(lines: YamlLine[], index: number, indent: number): [{ [key: string]: Yaml }, number] {
+  const map: { [key: string]: Yaml } = {};
+  while (index < lines.length && lines[index]!.indent === indent && !lines[index]!.text.startsWith('- ')) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$/.exec(lines[index]!.text);
+    assert.ok(match, `not a YAML mapping line: ${lines[index]!.text}`);
+    const [, key, value] = match;
+    assert.ok(!(key! in map), `duplicate key ${key}`);
+    if (value !== undefined && value !== '') {
+      map[key!] = scalar(value);
+      index++;
+      continue;
+    }
+    const child = lines[index + 1];
+    assert.ok(child && (child.indent > indent || (child.indent === indent && child.text.startsWith('- '))), `${key} has no value`);
+    const [node, next] = parseNode(lines, index + 1, child.indent);
+    map[key!] = node;
+    index = next;
+  }
+  return [map, index];
+}
+
+function splitCard(card: string): { front: Record<string, Yaml>; body: string } {
+  assert.ok(card.startsWith('---\n'), 'the card opens with front matter');
+  const end = card.indexOf('\n---\n', 4);
+  assert.ok(end > 0, 'the front matter is closed');
+  return { front: parseYaml(card.slice(4, end)) as Record<string, Yaml>, body: card.slice(end + 5) };
+}
+
+interface RawRecord {
+  task: { id: string };
+  world: { name: string };
+  recovery: { faults_fired: { kind: string }[] };
+  result: { task_completed: boolean };
+  provenance: { produced_at: string; actors: { role: string; kind: string; name: string }[]; lineage: { lane: string; lane_sha256: string; seed: number; variant: string } };
+}
+
+const SAMPLE_FAULTS = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
+const SAMPLE_CLEAN = join(REPO_ROOT, 'datasets', 'tool-world-v1');
+
+function rawLines(dir: string): string[] {
+  return readFileSync(join(dir, 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+}
+
+/** A copy of a sample's deterministic files in a fresh directory named `name`. */
+function copySample(sample: string, name: string): string {
+  const dir = join(temporaryDirectory(), name);
+  mkdirSync(dir);
+  for (const file of ['episodes.jsonl', 'rejected.jsonl']) copyFileSync(join(sample, file), join(dir, file));
+  return dir;
+}
+
+describe('dataset card of the faults sample', () => {
+  const dir = copySample(SAMPLE_FAULTS, 'tool-world-faults-v1');
+  const raw = rawLines(SAMPLE_FAULTS).map((line) => JSON.parse(line) as RawRecord);
+
+  it('writes README.md with Hugging Face front matter', async () => {
+    const { path, problems } = await writeDatasetCard(dir);
+    assert.equal(path, join(dir, 'README.md'));
+    assert.deepEqual(problems, []);
+    const { front } = splitCard(readFileSync(path, 'utf8'));
+    assert.equal(front.license, 'other');
+    assert.equal(typeof front.license_name, 'string');
+    assert.equal(front.pretty_name, 'episode-factory: tool-world-faults-v1');
+    assert.deepEqual(front.language, ['en']);
+    for (const tag of ['tool-use', 'mcp', 'agents', 'synthetic', 'sft', 'dpo']) assert.ok((front.tags as string[]).includes(tag), tag);
+    assert.deepEqual(front.task_categories, ['text-generation']);
+    assert.deepEqual(front.size_categories, [raw.length < 1000 ? 'n<1K' : raw.length < 10000 ? '1K<n<10K' : 'larger']);
+    assert.deepEqual(front.configs, [{ config_name: 'default', data_files: [{ split: 'train', path: 'episodes.jsonl' }] }]);
+  });
+
+  it('carries the statistics computed from the records', async () => {
+    const { path } = await writeDatasetCard(dir);
+    const { body } = splitCard(readFileSync(path, 'utf8'));
+    const completed = raw.filter((record) => record.result.task_completed).length;
+    assert.ok(body.includes(`| task completion | ${formatRate(wilsonInterval(completed, raw.length))} |`));
+    assert.ok(body.includes(`| records | ${raw.length} |`));
+    const kinds = [...new Set(raw.flatMap((record) => record.recovery.faults_fired.map((fault) => fault.kind)))].sort();
+    assert.ok(kinds.length > 0);
+    for (const kind of kinds) {
+      const episodes = raw.filter((record) => record.recovery.faults_fired.some((fault) => fault.kind === kind));
+      const fired = raw.reduce((sum, record) => sum + record.recovery.faults_fired.filter((fault) => fault.kind === kind).length, 0);
+      const still = formatRate(wilsonInterval(episodes.filter((record) => record.result.task_completed).length, episodes.length));
+      assert.ok(body.includes(`| \`${kind}\` | ${fired} | ${episodes.length} | ${still} |`), kind);
+    }
+    for (const task of new Set(raw.map((record) => record.task.id))) {
+      const members = raw.filter((record) => record.task.id === task);
+      const rate = formatRate(wilsonInterval(members.filter((record) => record.result.task_completed).length, members.length));
+      assert.match(body, new RegExp(`\\| \`${task}\` \\|[^\\n]*\\| ${members.length} \\| ${rate.replace(/[.[\]]/g, '\\$&')} \\|`), task);
+    }
+    for (const variant of new Set(raw.map((record) => record.provenance.lineage.variant))) assert.ok(body.includes(`\`${variant}\``), variant);
+  });
+
+  it('states provenance from the records: lane hash, seeds, produced_at, commands', async () => {
+    const { path } = await writeDatasetCard(dir);
+    const { body } = splitCard(readFileSync(path, 'utf8'));
+    const lane = raw[0]!.provenance.lineage;
+    assert.ok(body.includes(lane.lane_sha256));
+    assert.ok(body.includes(raw[0]!.provenance.produced_at));
+    const seeds = raw.map((record) => record.provenance.lineage.seed);
+    assert.ok(body.includes(`--seeds ${Math.min(...seeds)}..${Math.max(...seeds)}`));
+    assert.match(body, /^episode-factory replay /m);
+    assert.match(body, /json\.loads\(call\["arguments"\]\)/);
+    assert.match(body, /json\.loads\(tool\["input_schema"\]\)/);
+  });
+
+  it('derives its limitations from the data', async () => {
+    const { path } = await writeDatasetCard(dir);
+    const { body } = splitCard(readFileSync(path, 'utf8'));
+    const limitations = body.slice(body.indexOf('## Limitations'));
+    assert.ok(raw.every((record) => record.provenance.actors.filter((actor) => actor.role === 'policy').every((actor) => actor.kind === 'scripted')));
+    assert.match(limitations, /No model acted/);
+    const failed = raw.filter((record) => !record.result.task_completed).length;
+    assert.ok(limitations.includes(`${failed} records did not complete their task`));
+    assert.doesNotMatch(limitations, /No faults were injected/);
+  });
+
+  it('is byte-identical when regenerated, here or in another directory of the same name', async () => {
+    const first = readFileSync((await writeDatasetCard(dir)).path);
+    const second = readFileSync((await writeDatasetCard(dir)).path);
+    assert.ok(first.equals(second));
+    const elsewhere = copySample(SAMPLE_FAULTS, 'tool-world-faults-v1');
+    assert.ok(readFileSync((await writeDatasetCard(elsewhere)).path).equals(first));
+    const rendered = renderDatasetCard(datasetCardInput(dir, await readDataset(dir)));
+    assert.equal(rendered, first.toString('utf8'));
+  });
+
+  it('puts a chosen license in the front matter and refuses one that is not an id', async () => {
+    const licensed = copySample(SAMPLE_FAULTS, 'licensed');
+    const { front, body } = splitCard(readFileSync((await writeDatasetCard(licensed, { license: 'cc-by-4.0' })).path, 'utf8'));
+    assert.equal(front.license, 'cc-by-4.0');
+    assert.equal(front.license_name, undefined);
+    assert.doesNotMatch(body, /placeholder/);
+    await assert.rejects(writeDatasetCard(licensed, { license: 'Not A License' }), (error: unknown) => error instanceof FactoryError && error.code === 'usage');
+  });
+});
+
+describe('dataset card of the clean sample', () => {
+  const dir = copySample(SAMPLE_CLEAN, 'tool-world-v1');
+
+  it('says no faults fired and every task was completed, and has no fault table', async () => {
+    const { body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    const raw = rawLines(SAMPLE_CLEAN).map((line) => JSON.parse(line) as RawRecord);
+    assert.ok(raw.every((record) => record.recovery.faults_fired.length === 0 && record.result.task_completed));
+    assert.match(body, /No faults were injected/);
+    assert.match(body, /Every task was completed/);
+    assert.doesNotMatch(body, /### Faults/);
+  });
+
+  it('does not claim that no model acted when a policy actor is a model', async () => {
+    const modelDir = join(temporaryDirectory(), 'model-played');
+    mkdirSync(modelDir);
+    const lines = rawLines(SAMPLE_CLEAN).map((line) => {
+      const record = JSON.parse(line) as RawRecord;
+      for (const actor of record.provenance.actors) if (actor.role === 'policy') Object.assign(actor, { kind: 'model', name: 'qwen3' });
+      return JSON.stringify(record);
+    });
+    writeFileSync(join(modelDir, 'episodes.jsonl'), lines.join('\n') + '\n');
+    const { body } = splitCard(readFileSync((await writeDatasetCard(modelDir)).path, 'utf8'));
+    assert.doesNotMatch(body, /No model acted/);
+    assert.match(body, /model:qwen3@/);
+  });
+
+  it('lists only the files that are there', async () => {
+    const { body: before } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    assert.doesNotMatch(before, /episodes\.parquet/);
+    writeFileSync(join(dir, 'episodes.parquet'), '');
+    const { body: after } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    assert.match(after, /\| `episodes\.parquet` \|/);
+    assert.doesNotMatch(after, /README\.md/);
+  });
+});
+
+describe('dataset card with split.json', () => {
+  const dir = copySample(SAMPLE_CLEAN, 'tool-world-v1');
+  const lines = rawLines(SAMPLE_CLEAN);
+  const tasks = [...new Set(lines.map((line) => (JSON.parse(line) as RawRecord).task.id))].sort();
+  const testTasks = tasks.slice(-1);
+  const train = lines.filter((line) => !testTasks.includes((JSON.parse(line) as RawRecord).task.id));
+  const test = lines.filter((line) => testTasks.includes((JSON.parse(line) as RawRecord).task.id));
+
+  it('points the configs at the split files and describes them', async () => {
+    writeFileSync(join(dir, 'train.jsonl'), train.join('\n') + '\n');
+    writeFileSync(join(dir, 'test.jsonl'), test.join('\n') + '\n');
+    // Test before train on purpose: the card orders them train first.
+    const layout = {
+      format: 'episode-factory.split.v1',
+      test_fraction: 0.2,
+      splits: {
+        test: { path: 'test.jsonl', rows: test.length, tasks: testTasks },
+        train: { path: 'train.jsonl', rows: train.length, tasks: tasks.filter((task) => !testTasks.includes(task)) },
+      },
+    };
+    writeFileSync(join(dir, 'split.json'), JSON.stringify(layout, null, 2) + '\n');
+    const { front, body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    assert.deepEqual(front.configs, [
+      {
+        config_name: 'default',
+        data_files: [
+          { split: 'train', path: 'train.jsonl' },
+          { split: 'test', path: 'test.jsonl' },
+        ],
+      },
+    ]);
+    assert.ok(body.includes(`| \`train.jsonl\` | ${train.length} |`));
+    assert.ok(body.includes(`| \`test.jsonl\` | ${test.length} | the test split: tasks ${testTasks.join(', ')} |`));
+    assert.match(body, /test fraction 0\.2/);
+    assert.match(body, /data_files=\{"train": "train\.jsonl", "test": "test\.jsonl"\}/);
+  });
+
+  it('refuses a split.json that names a missing file or has the wrong format', () => {
+    const broken = join(temporaryDirectory(), 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'split.json'), JSON.stringify({ format: 'episode-factory.split.v1', splits: { train: { path: 'train.jsonl', rows: 1 } } }));
+    assert.throws(() => readSplitLayout(broken), (error: unknown) => error instanceof FactoryError && error.code === 'dataset_not_found' && /not there/.test(error.message));
+    writeFileSync(join(broken, 'split.json'), JSON.stringify({ format: 'something-else', splits: {} }));
+    assert.throws(() => readSplitLayout(broken), /format/);
+    writeFileSync(join(broken, 'split.json'), '{');
+    assert.throws(() => readSplitLayout(broken), /not valid JSON/);
+  });
+
+  it('reads no layout when there is no split.json', () => {
+    assert.equal(readSplitLayout(temporaryDirectory()), null);
+  });
+});
+
+describe('seedRanges', () => {
+  it('compacts seeds into the ranges generate takes', () => {
+    assert.deepEqual(seedRanges([3, 1, 2, 0, 7, 9, 10, 10]), ['0..3', '7', '9..10']);
+    assert.deepEqual(seedRanges([]), []);
+  });
+});
+
+describe('dataset card of an empty dataset', () => {
+  it('says there are no records instead of describing what is not there', async () => {
+    const dir = join(temporaryDirectory(), 'empty');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'episodes.jsonl'), '');
+    const { front, body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    assert.deepEqual(front.size_categories, ['n<1K']);
+    assert.match(body, /No records: `episodes\.jsonl` holds no readable record/);
+    assert.doesNotMatch(body, /No model acted|Every task was completed/);
+    assert.match(body, /\| task completion \| - \[0\.000, 1\.000\] n=0 \|/);
+  });
+});

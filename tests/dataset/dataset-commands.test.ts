@@ -1,0 +1,115 @@
+// Tests the `stats` and `card` commands through commander, wired the way
+// src/cli/main.ts wires commands, with captured output streams.
+
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Command, CommanderError } from 'commander';
+import { registerCard } from '../../src/cli/card-command.js';
+import type { Streams } from '../../src/cli/output.js';
+import { registerStats } from '../../src/cli/stats-command.js';
+import { FactoryError } from '../../src/core/errors.js';
+import { readDataset } from '../../src/dataset/dataset-reader.js';
+import { computeStats } from '../../src/dataset/dataset-stats.js';
+import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+
+interface Run {
+  stdout: string;
+  stderr: string;
+}
+
+function captured(): { streams: Streams; output: Run } {
+  const output: Run = { stdout: '', stderr: '' };
+  const sink = (key: keyof Run) => ({ write: (chunk: string) => ((output[key] += chunk), true) }) as unknown as Streams['stdout'];
+  return { streams: { stdout: sink('stdout'), stderr: sink('stderr') }, output };
+}
+
+async function run(...args: string[]): Promise<Run> {
+  const { streams, output } = captured();
+  const program = new Command('episode-factory').exitOverride().configureOutput({
+    writeOut: (text) => streams.stdout.write(text),
+    writeErr: (text) => streams.stderr.write(text),
+  });
+  registerStats(program, streams);
+  registerCard(program, streams);
+  for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
+  try {
+    await program.parseAsync(['node', 'episode-factory', ...args]);
+  } catch (error) {
+    // main.ts turns a shown help into exit 0; the text is what matters here.
+    if (error instanceof CommanderError && error.code === 'commander.helpDisplayed') return output;
+    throw error;
+  }
+  return output;
+}
+
+const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
+
+describe('stats command', () => {
+  it('prints the statistics as text with intervals', async () => {
+    const lines = readFileSync(join(SAMPLE, 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+    const completed = lines.filter((line) => (JSON.parse(line) as { result: { task_completed: boolean } }).result.task_completed).length;
+    const { stdout, stderr } = await run('stats', SAMPLE);
+    assert.equal(stderr, '');
+    assert.ok(stdout.startsWith(`stats ${SAMPLE}\n`));
+    assert.ok(stdout.includes(`task completion  ${formatRate(wilsonInterval(completed, lines.length))}\n`));
+    assert.match(stdout, /faults: \d+ fired in \d+ episodes/);
+  });
+
+  it('prints the DatasetStats object with --json', async () => {
+    const { stdout } = await run('stats', SAMPLE, '--json');
+    assert.deepEqual(JSON.parse(stdout), computeStats(await readDataset(SAMPLE)));
+  });
+
+  it('still prints statistics for a dataset with problems, naming each on stderr', async () => {
+    const dir = temporaryDirectory();
+    const lines = readFileSync(join(SAMPLE, 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+    writeFileSync(join(dir, 'episodes.jsonl'), [lines[0], 'not json', lines[1], lines[2]!.slice(0, 50)].join('\n'));
+    const { stdout, stderr } = await run('stats', dir);
+    assert.match(stdout, /^records +2$/m);
+    assert.match(stdout, /^problems +2 /m);
+    assert.deepEqual(
+      stderr.trimEnd().split('\n').map((line) => line.replace(/: .*$/, '')),
+      [`${join(dir, 'episodes.jsonl')}:2`, `${join(dir, 'episodes.jsonl')}:4`],
+    );
+  });
+
+  it('refuses a directory that is not a dataset', async () => {
+    await assert.rejects(run('stats', join(temporaryDirectory(), 'missing')), (error: unknown) => error instanceof FactoryError && error.exitStatus === 2);
+  });
+
+  it('explains itself in --help', async () => {
+    const { stdout } = await run('stats', '--help');
+    for (const words of ['Usage: episode-factory stats [options] <dir>', '--json', 'Wilson', 'stderr', 'Examples:']) assert.ok(stdout.includes(words), words);
+  });
+});
+
+describe('card command', () => {
+  it('writes README.md and prints its path', async () => {
+    const dir = join(temporaryDirectory(), 'faults');
+    mkdirSync(dir);
+    copyFileSync(join(SAMPLE, 'episodes.jsonl'), join(dir, 'episodes.jsonl'));
+    const { stdout, stderr } = await run('card', dir);
+    assert.equal(stderr, '');
+    assert.equal(stdout, `${join(dir, 'README.md')}\n`);
+    assert.ok(existsSync(join(dir, 'README.md')));
+    const card = readFileSync(join(dir, 'README.md'), 'utf8');
+    assert.ok(card.startsWith('---\n'));
+    assert.match(card, /^license: other$/m);
+  });
+
+  it('explains itself in --help', async () => {
+    const { stdout } = await run('card', '--help');
+    for (const words of ['Usage: episode-factory card [options] <dir>', '--license <id>', 'split.json', 'README.md', 'Examples:']) assert.ok(stdout.includes(words), words);
+  });
+
+  it('passes --license to the front matter', async () => {
+    const dir = join(temporaryDirectory(), 'licensed');
+    mkdirSync(dir);
+    copyFileSync(join(SAMPLE, 'episodes.jsonl'), join(dir, 'episodes.jsonl'));
+    await run('card', dir, '--license', 'apache-2.0');
+    assert.match(readFileSync(join(dir, 'README.md'), 'utf8'), /^license: apache-2\.0$/m);
+  });
+});
