@@ -13,6 +13,8 @@ import type { EpisodeRecord } from '../records/episode-record.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import type { TraceSink } from '../runner/trace.js';
 import { MODEL_TURN_PAST_WALL_TIME, WALL_TIME_EXCEEDED, type WallTimeHalt } from '../runner/agent-loop.js';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import { mcpSdkVersion } from '../world/world-actor.js';
 import { produceEpisode, type PolicyFactory } from './episode-production.js';
 import { recordedActions, REPLAY_EXHAUSTED, ReplayPolicy } from './replay-policy.js';
 
@@ -53,6 +55,8 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
   }
   const task = findTask(lane, lineage.task);
   if (!task) return fail(`lane ${lane.name} has no task "${lineage.task}"`);
+  const versions = versionMismatch(record);
+  if (versions) return fail(versions);
 
   let actions;
   try {
@@ -90,6 +94,18 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
     return fail('the line is not the record its replay writes: same values, different bytes (a repeated key, reordered fields or added whitespace)');
   }
   return { record_id: id, ok: true, problems: [] };
+}
+
+/** A record is replayed by the code that made it: name the difference instead of diffing every field. */
+function versionMismatch(record: EpisodeRecord): string | undefined {
+  const made = record.provenance.lineage.factory_version;
+  const sdk = record.provenance.actors.find((actor) => actor.role === 'world')?.mcp_sdk;
+  const current = `@modelcontextprotocol/sdk@${mcpSdkVersion()}`;
+  if (made === FACTORY_VERSION && (sdk === undefined || sdk === current)) return undefined;
+  return (
+    `made by episode-factory ${made}${sdk ? ` with ${String(sdk)}` : ''}, but this is episode-factory ${FACTORY_VERSION} with ${current}; ` +
+    'replay it with the versions that made it (check out that release and run npm ci)'
+  );
 }
 
 /** Where the original ran out of wall time, read from the runner's own reason for it. */

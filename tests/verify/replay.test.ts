@@ -112,6 +112,14 @@ describe('replay verification', () => {
     assert.match(verdict.problems[0]!, /lane tool-world-v1 has changed since this record was made/);
   });
 
+  it('names a different factory or SDK version instead of diffing every field', async () => {
+    const record = await recordFor('close-named-issue', 3);
+    record.provenance.lineage.factory_version = '0.0.9';
+    const verdict = await replayRecord(record, lane);
+    assert.equal(verdict.problems.length, 1);
+    assert.match(verdict.problems[0]!, /^made by episode-factory 0\.0\.9 with @modelcontextprotocol\/sdk@[\d.]+, but this is episode-factory [\d.]+/);
+  });
+
   it('rejects a record that breaks the record schema, with pointers', async () => {
     const record = (await recordFor('close-named-issue', 3)) as any;
     delete record.provenance.lineage.seed;
