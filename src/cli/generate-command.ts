@@ -3,17 +3,31 @@
 
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { generateDataset } from '../factory/generate-dataset.js';
+import { FactoryError } from '../core/errors.js';
+import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../factory/generate-dataset.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { percent, ProgressLine, type Streams, writeJson } from './output.js';
 
 interface GenerateFlags {
   seeds?: string;
+  format?: string;
   task?: string[];
   out?: string;
   json?: boolean;
   quiet?: boolean;
+}
+
+function parseFormats(list: string): OutputFormat[] {
+  const formats = list.split(',').map((format) => format.trim()).filter(Boolean);
+  const unknown = formats.filter((format) => !(OUTPUT_FORMATS as readonly string[]).includes(format));
+  if (unknown.length > 0) {
+    throw new FactoryError('usage', `--format: unknown format ${unknown.map((format) => `"${format}"`).join(', ')}`, { fix: `use a comma-separated list of ${OUTPUT_FORMATS.join(', ')}` });
+  }
+  if (!formats.includes('jsonl')) {
+    throw new FactoryError('usage', '--format must include jsonl', { fix: 'add jsonl, e.g. --format jsonl,parquet: replay, audit and every dataset operation read episodes.jsonl' });
+  }
+  return formats as OutputFormat[];
 }
 
 export function registerGenerate(program: Command, streams: Streams, setExit: (status: number) => void): void {
@@ -22,7 +36,8 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .summary('run a lane: produce, replay-verify and write episode records')
     .description(
       'Runs every (task, seed) episode of a lane against a fresh MCP world, replays each one on a second fresh world, ' +
-        'judges it with the hidden predicates, and writes verified records to <out>/episodes.jsonl. Episodes that do not ' +
+        'judges it with the hidden predicates, and writes verified records to <out>/episodes.jsonl, with the same rows ' +
+        'in episodes.arrow (Arrow IPC stream) and episodes.parquet. Episodes that do not ' +
         'verify go to <out>/rejected.jsonl with the reason. Also writes traces/<record_id>.jsonl and manifest.json. ' +
         'Same lane and seeds give byte-identical episodes.jsonl. Exit 0 when every episode verified, 1 if any was ' +
         'rejected, 2 for a usage problem (bad lane, bad seeds).',
@@ -31,6 +46,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--seeds <A..B>', "seed range, both ends inclusive (default: the lane's seeds)")
     .option('--task <id...>', 'only these task ids (default: every task)')
     .option('--out <dir>', 'output directory (default: datasets/<lane>)')
+    .option('--format <list>', 'comma-separated output formats: jsonl (always), arrow (IPC stream), parquet', 'jsonl,arrow,parquet')
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
     .addHelpText('after', '\nExamples:\n  episode-factory generate tool-world-v1\n  episode-factory generate tool-world-v1 --seeds 0..99 --out /tmp/big --json\n  episode-factory generate lanes/my-lane.json --task close-named-issue --seeds 3..3')
@@ -38,6 +54,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       const lane = loadLane(laneReference);
       const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
       const outDir = flags.out ?? join('datasets', lane.name);
+      const formats = parseFormats(flags.format ?? 'jsonl,arrow,parquet');
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
       let rejectedSoFar = 0;
       const summary = await generateDataset({
@@ -45,6 +62,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         outDir,
         seeds,
         tasks: flags.task,
+        formats,
         onEpisode: (episode) => {
           if (episode.status === 'rejected') rejectedSoFar++;
           progress.update(`generate ${lane.name}: ${episode.done}/${episode.total} episodes, ${rejectedSoFar} rejected — ${episode.record_id}`);

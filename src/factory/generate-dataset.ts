@@ -13,6 +13,7 @@ import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
 import type { EpisodeRecord, RejectedRow } from '../records/episode-record.js';
+import { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { MANIFEST_FILE, writeManifest } from '../records/manifest.js';
 import { validateAgainst } from '../records/schema-registry.js';
@@ -28,11 +29,16 @@ export const REJECTED_FILE = 'rejected.jsonl';
 export const TRACES_DIR = 'traces';
 const STAGING_DIR = '.partial';
 
+export const OUTPUT_FORMATS = ['jsonl', ...COLUMNAR_FORMATS] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
 export interface GenerateOptions {
   lane: Lane;
   outDir: string;
   seeds?: SeedRange;
   tasks?: string[];
+  /** Default: all three. JSONL is always among them: every other operation reads it. */
+  formats?: readonly OutputFormat[];
   onEpisode?: (progress: EpisodeProgress) => void;
 }
 
@@ -127,9 +133,15 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     episodes.close({ sync: true });
     rejected.close({ sync: true });
   }
+  const formats = new Set(options.formats ?? OUTPUT_FORMATS);
+  const columnarRows = await writeColumnar(join(staging, EPISODES_FILE), {
+    ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
+    ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
+  });
   publish(staging, outDir);
 
   const tasks = [...new Set(plan.map((spec) => spec.task.id))];
+  const columnarFiles = [...(formats.has('arrow') ? [join(outDir, ARROW_FILE)] : []), ...(formats.has('parquet') ? [join(outDir, PARQUET_FILE)] : [])];
   await writeManifest(
     outDir,
     {
@@ -140,7 +152,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
       tasks,
       counts: { episodes: plan.length, records: episodes.rows, rejected: rejected.rows, completed },
     },
-    [join(outDir, EPISODES_FILE), join(outDir, REJECTED_FILE), ...traceFiles.map((file) => join(outDir, TRACES_DIR, file))],
+    [join(outDir, EPISODES_FILE), join(outDir, REJECTED_FILE), ...columnarFiles, ...traceFiles.map((file) => join(outDir, TRACES_DIR, file))],
+    new Map(columnarFiles.map((file) => [file, columnarRows])),
   );
 
   return {
@@ -170,7 +183,7 @@ function assertDatasetDirectory(outDir: string): void {
     throw new FactoryError('usage', `--out ${outDir} is a file`, { fix: 'choose a directory path for --out' });
   }
   const entries = readdirSync(outDir);
-  const known = new Set([EPISODES_FILE, REJECTED_FILE, TRACES_DIR, MANIFEST_FILE, STAGING_DIR]);
+  const known = new Set([EPISODES_FILE, REJECTED_FILE, ARROW_FILE, PARQUET_FILE, TRACES_DIR, MANIFEST_FILE, STAGING_DIR]);
   if (entries.length > 0 && !entries.some((entry) => entry === EPISODES_FILE || entry === MANIFEST_FILE || entry === STAGING_DIR)) {
     const strangers = entries.filter((entry) => !known.has(entry)).slice(0, 3);
     throw new FactoryError('usage', `--out ${outDir} is not empty and holds no dataset (it has ${strangers.join(', ')}${entries.length > 3 ? ', …' : ''})`, {
@@ -182,7 +195,11 @@ function assertDatasetDirectory(outDir: string): void {
 /** Moves a finished run from staging into place, replacing the previous dataset's files. */
 function publish(staging: string, outDir: string): void {
   rmSync(join(outDir, MANIFEST_FILE), { force: true });
-  for (const file of [EPISODES_FILE, REJECTED_FILE]) renameSync(join(staging, file), join(outDir, file));
+  for (const file of [EPISODES_FILE, REJECTED_FILE, ARROW_FILE, PARQUET_FILE]) {
+    // A format this run did not write must not survive from an earlier run.
+    if (existsSync(join(staging, file))) renameSync(join(staging, file), join(outDir, file));
+    else rmSync(join(outDir, file), { force: true });
+  }
   rmSync(join(outDir, TRACES_DIR), { recursive: true, force: true });
   renameSync(join(staging, TRACES_DIR), join(outDir, TRACES_DIR));
   rmSync(staging, { recursive: true, force: true });

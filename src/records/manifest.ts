@@ -27,7 +27,8 @@ export interface Manifest {
   files: ManifestFile[];
 }
 
-export async function describeFile(root: string, path: string): Promise<ManifestFile> {
+/** For a line-based file, rows are its lines; pass `rows` for a binary one (Arrow, Parquet). */
+export async function describeFile(root: string, path: string, knownRows?: number): Promise<ManifestFile> {
   const hash = createHash('sha256');
   let rows = 0;
   for await (const chunk of createReadStream(path)) {
@@ -35,12 +36,17 @@ export async function describeFile(root: string, path: string): Promise<Manifest
     hash.update(bytes);
     for (let index = bytes.indexOf(10); index >= 0; index = bytes.indexOf(10, index + 1)) rows++;
   }
-  return { path: relative(root, path).split(sep).join('/'), sha256: hash.digest('hex'), bytes: statSync(path).size, rows };
+  return { path: relative(root, path).split(sep).join('/'), sha256: hash.digest('hex'), bytes: statSync(path).size, rows: knownRows ?? rows };
 }
 
-export async function writeManifest(root: string, fields: Omit<Manifest, 'format' | 'files'>, paths: string[]): Promise<Manifest> {
+export async function writeManifest(
+  root: string,
+  fields: Omit<Manifest, 'format' | 'files'>,
+  paths: string[],
+  knownRows: ReadonlyMap<string, number> = new Map(),
+): Promise<Manifest> {
   const files: ManifestFile[] = [];
-  for (const path of paths) files.push(await describeFile(root, path));
+  for (const path of paths) files.push(await describeFile(root, path, knownRows.get(path)));
   files.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   const manifest: Manifest = { format: MANIFEST_FORMAT, ...fields, files };
   writeFileSync(join(root, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');

@@ -92,10 +92,17 @@ describe('generate', () => {
       'tool-world-v1.close-named-issue.s2.jsonl',
       'tool-world-v1.close-named-issue.s3.jsonl',
     ]);
-    assert.deepEqual(manifest.files.map((file) => file.path), ['episodes.jsonl', 'rejected.jsonl', ...traces.map((trace) => `traces/${trace}`)]);
+    assert.deepEqual(manifest.files.map((file) => file.path), [
+      'episodes.arrow',
+      'episodes.jsonl',
+      'episodes.parquet',
+      'rejected.jsonl',
+      ...traces.map((trace) => `traces/${trace}`),
+    ]);
     for (const file of manifest.files) {
       assert.equal(file.sha256, sha256(join(out, file.path)), file.path);
-      assert.equal(file.rows, lines(join(out, file.path)).length, file.path);
+      const binary = file.path.endsWith('.arrow') || file.path.endsWith('.parquet');
+      assert.equal(file.rows, binary ? 4 : lines(join(out, file.path)).length, file.path);
     }
     const phases = new Set(lines(join(out, 'traces', traces[0]!)).map((line) => JSON.parse(line).phase));
     assert.deepEqual([...phases].sort(), ['generate', 'replay', 'verify']);
@@ -194,8 +201,10 @@ describe('generate', () => {
     const lane = loadLane('tool-world-v1', REPO_ROOT);
     const out = temporaryDirectory();
     await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 1 } });
-    await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 0 } });
+    await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 0 }, formats: ['jsonl', 'parquet'] });
     assert.equal(lines(join(out, 'episodes.jsonl')).length, 5);
     assert.equal(readdirSync(join(out, 'traces')).length, 5, 'traces of the earlier run are gone');
+    assert.equal(existsSync(join(out, 'episodes.arrow')), false, 'a format this run did not write does not linger');
+    assert.equal(existsSync(join(out, 'episodes.parquet')), true);
   });
 });

@@ -1,0 +1,46 @@
+// The files a generate run writes load, unchanged, in Hugging Face datasets,
+// pyarrow, pandas and DuckDB. The Python side is built by
+// scripts/python-loaders.sh (which .ci/run calls); this test builds it too if
+// it is missing, so it never silently skips.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { loadLane } from '../../src/lanes/lane-loader.js';
+import type { EpisodeRecord } from '../../src/records/episode-record.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+
+function python(): string {
+  if (process.env.EPISODE_FACTORY_PYTHON) return process.env.EPISODE_FACTORY_PYTHON;
+  const venvPython = join(REPO_ROOT, '.cache', 'python-loaders', 'bin', 'python');
+  execFileSync(join(REPO_ROOT, 'scripts', 'python-loaders.sh'), { stdio: ['ignore', 'ignore', 'inherit'] });
+  assert.ok(existsSync(venvPython), 'scripts/python-loaders.sh built the environment');
+  return venvPython;
+}
+
+describe('datasets load in the tools training teams use', () => {
+  it('Hugging Face datasets (json, parquet, arrow), pyarrow, pandas and DuckDB read every row, in order', async () => {
+    const out = temporaryDirectory();
+    await generateDataset({ lane: loadLane('tool-world-faults-v1', REPO_ROOT), outDir: out, seeds: { from: 0, to: 3 } });
+    const records = readFileSync(join(out, 'episodes.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as EpisodeRecord);
+    const report = JSON.parse(
+      execFileSync(python(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), out], {
+        encoding: 'utf8',
+        env: { ...process.env, HF_HOME: join(out, '.hf-home') },
+        maxBuffer: 64 << 20,
+      }),
+    );
+    const ids = records.map((record) => record.record_id);
+    assert.equal(ids.length, 20);
+    for (const [loader, seen] of Object.entries(report.seen)) assert.deepEqual(seen, ids, `${loader} read every record, in order`);
+    const expectedArguments = records.flatMap((record) =>
+      record.messages.flatMap((message) => (message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => JSON.parse(call.arguments)) : [])),
+    );
+    assert.deepEqual(report.arguments, expectedArguments, 'json.loads gives back the arguments exactly, wrongly typed ones included');
+    assert.deepEqual(report.messages, records.map((record) => record.messages.length));
+    assert.equal(report.completed, records.filter((record) => record.result.task_completed).length);
+  });
+});
