@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { writeDatasetCard } from '../dataset/dataset-card.js';
+import { refreshDataset } from './refresh-dataset.js';
 import { formatProblem } from '../dataset/dataset-reader.js';
 import type { Streams } from './output.js';
 
@@ -29,6 +30,7 @@ export function registerCard(program: Command, streams: Streams): void {
     .addHelpText('after', '\nExamples:\n  episode-factory card datasets/tool-world-v1\n  episode-factory card datasets/tool-world-faults-v1 --license cc-by-4.0')
     .action(async (dir: string, flags: CardFlags) => {
       const { path, problems } = await writeDatasetCard(dir, flags.license === undefined ? {} : { license: flags.license });
+      await refreshDataset(dir, 'card');
       for (const problem of problems) streams.stderr.write(`${formatProblem({ ...problem, file: join(dir, problem.file) })}\n`);
       streams.stdout.write(`${path}\n`);
     });

@@ -7,6 +7,7 @@ import { DEFAULT_COSINE_THRESHOLD, DEFAULT_NEAR_THRESHOLD, dedupDataset, type De
 import type { Embedder } from '../dataset/embedder.js';
 import { OllamaEmbedder } from '../dataset/ollama-embedder.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
+import { refreshDataset } from './refresh-dataset.js';
 
 interface DedupFlags {
   out: string;
@@ -95,6 +96,8 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
         onProgress: (message) => progress.update(`dedup ${dir}: ${message}`),
       });
       progress.clear();
+      // The output is a dataset like any other: columnar copies and a manifest naming where it came from.
+      await refreshDataset(summary.out_dir, 'dedup', { columnar: true, source: dir, counts: { dropped: summary.dropped } });
       if (flags.json) writeJson(streams, summary);
       else streams.stdout.write(formatDedupSummary(summary) + '\n');
       setExit(0);

@@ -13,6 +13,7 @@ interface GenerateFlags {
   seeds?: string;
   format?: string;
   task?: string[];
+  variant?: string[];
   out?: string;
   json?: boolean;
   quiet?: boolean;
@@ -45,6 +46,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .argument('<lane>', 'a lane name (lanes/<name>.json) or a path to a lane file')
     .option('--seeds <A..B>', "seed range, both ends inclusive (default: the lane's seeds)")
     .option('--task <id...>', 'only these task ids (default: every task)')
+    .option('--variant <name...>', 'only these policy variants (lanes whose policy.draw is "each")')
     .option('--out <dir>', 'output directory (default: datasets/<lane>)')
     .option('--format <list>', 'comma-separated output formats: jsonl (always), arrow (IPC stream), parquet', 'jsonl,arrow,parquet')
     .option('--json', 'print the summary as one JSON object on stdout')
@@ -62,6 +64,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         outDir,
         seeds,
         tasks: flags.task,
+        variants: flags.variant,
         formats,
         onEpisode: (episode) => {
           if (episode.status === 'rejected') rejectedSoFar++;

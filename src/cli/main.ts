@@ -4,13 +4,16 @@
 
 import { Command, CommanderError } from 'commander';
 import { FACTORY_VERSION } from '../core/package-paths.js';
+import { registerAudit } from './audit-command.js';
 import { registerCard } from './card-command.js';
 import { registerDedup } from './dedup-command.js';
+import { registerExport } from './export-command.js';
 import { registerGenerate } from './generate-command.js';
 import { registerLanes } from './lanes-command.js';
 import { PROGRAM, processStreams, reportError, type Streams } from './output.js';
 import { registerProxy } from './proxy-command.js';
 import { registerReplay } from './replay-command.js';
+import { registerSplit } from './split-command.js';
 import { registerStats } from './stats-command.js';
 
 export function buildProgram(streams: Streams, setExit: (status: number) => void): Command {
@@ -32,6 +35,9 @@ export function buildProgram(streams: Streams, setExit: (status: number) => void
   registerLanes(program, streams);
   registerProxy(program, streams, setExit);
   registerDedup(program, streams, setExit);
+  registerAudit(program, streams, setExit);
+  registerSplit(program, streams);
+  registerExport(program, streams);
   registerStats(program, streams);
   registerCard(program, streams);
   program.addHelpText(

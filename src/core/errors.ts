@@ -9,7 +9,8 @@ export type ErrorCode =
   | 'lane_invalid'
   | 'plan_invalid'
   | 'world_unknown'
-  | 'dataset_not_found';
+  | 'dataset_not_found'
+  | 'dataset_corrupt';
 
 /** Every code is a usage or precondition problem today; a check failure is reported as data, not thrown. */
 const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
@@ -19,6 +20,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   plan_invalid: 2,
   world_unknown: 2,
   dataset_not_found: 2,
+  dataset_corrupt: 2,
 };
 
 export interface Problem {

@@ -10,11 +10,11 @@ import { FactoryError, errorMessage } from '../core/errors.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { type Dataset, type DatasetProblem, EPISODES_FILE, readDataset } from './dataset-reader.js';
 import { binLabel, compareKeys, computeStats, type DatasetStats, type Distribution } from './dataset-stats.js';
+import { SPLIT_FILE, SPLIT_FORMAT } from './dataset-split.js';
 import { formatRate, type Rate } from './wilson-interval.js';
 
+export { SPLIT_FILE, SPLIT_FORMAT };
 export const CARD_FILE = 'README.md';
-export const SPLIT_FILE = 'split.json';
-export const SPLIT_FORMAT = 'episode-factory.split.v1';
 /** Hugging Face's value for "a license not in the list"; the card tells the user to set a real one. */
 const PLACEHOLDER_LICENSE = 'other';
 
@@ -29,6 +29,8 @@ const KNOWN_FILES: readonly (readonly [string, string])[] = [
   ['episodes.arrow', 'the same records as Arrow IPC'],
   [REJECTED_FILE, 'episodes that did not verify, with the stage and the reason (not training data)'],
   [SPLIT_FILE, 'the split layout: which file holds which split, and its tasks'],
+  ['dropped.jsonl', 'records dedup dropped, each with the reason and the record it duplicates (not training data)'],
+  ['dedup.json', 'the dedup settings and counts'],
   [MANIFEST_FILE, 'every file with its sha256, size and row count'],
   [TRACES_DIR + '/', 'one trace per record: generation, replay and verification events, with wall-clock timings'],
 ];

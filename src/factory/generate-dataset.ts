@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
-import { planEpisodes, recordId } from '../lanes/episode-plan.js';
+import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
@@ -37,6 +37,8 @@ export interface GenerateOptions {
   outDir: string;
   seeds?: SeedRange;
   tasks?: string[];
+  /** Only these variants, in a lane that runs every variant per seed. */
+  variants?: string[];
   /** Default: all three. JSONL is always among them: every other operation reads it. */
   formats?: readonly OutputFormat[];
   onEpisode?: (progress: EpisodeProgress) => void;
@@ -71,7 +73,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const started = performance.now();
   const { lane, outDir } = options;
   const seeds = options.seeds ?? lane.seeds;
-  const plan = planEpisodes(lane, seeds, options.tasks);
+  const plan = planEpisodes(lane, seeds, options.tasks, options.variants);
   const producedAt = resolveProducedAt(lane);
   const policyFor = policyFactoryFor(lane);
   const runId = `run-${randomUUID()}`;
@@ -89,7 +91,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
 
   try {
     for (const [index, spec] of plan.entries()) {
-      const id = recordId(lane.name, spec.task.id, spec.seed);
+      const id = specRecordId(spec);
       traceFiles.push(`${id}.jsonl`);
       const trace = new Trace(runId, new JsonlAppender(join(staging, TRACES_DIR, `${id}.jsonl`)));
       const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null) => {
@@ -134,7 +136,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     rejected.close({ sync: true });
   }
   const formats = new Set(options.formats ?? OUTPUT_FORMATS);
-  const columnarRows = await writeColumnar(join(staging, EPISODES_FILE), {
+  await writeColumnar(join(staging, EPISODES_FILE), {
     ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
     ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
   });
@@ -145,6 +147,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   await writeManifest(
     outDir,
     {
+      operation: 'generate',
+      lanes: [{ name: lane.name, sha256: lane.sha256 }],
       lane: lane.name,
       lane_sha256: lane.sha256,
       factory_version: FACTORY_VERSION,
@@ -153,7 +157,6 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
       counts: { episodes: plan.length, records: episodes.rows, rejected: rejected.rows, completed },
     },
     [join(outDir, EPISODES_FILE), join(outDir, REJECTED_FILE), ...columnarFiles, ...traceFiles.map((file) => join(outDir, TRACES_DIR, file))],
-    new Map(columnarFiles.map((file) => [file, columnarRows])),
   );
 
   return {

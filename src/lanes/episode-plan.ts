@@ -12,13 +12,27 @@ export interface EpisodeSpec {
   lane: Lane;
   task: Task;
   seed: number;
+  /** Set when the lane runs every variant (policy.draw "each"); otherwise drawn from the seed. */
+  variant?: string;
 }
 
-export function recordId(lane: string, task: string, seed: number): string {
-  return `${lane}.${task}.s${seed}`;
+export function recordId(lane: string, task: string, seed: number, variant?: string): string {
+  return variant === undefined ? `${lane}.${task}.s${seed}` : `${lane}.${task}.s${seed}.${variant}`;
 }
 
-export function planEpisodes(lane: Lane, seeds: SeedRange = lane.seeds, taskIds?: readonly string[]): EpisodeSpec[] {
+export function specRecordId(spec: EpisodeSpec): string {
+  return recordId(spec.lane.name, spec.task.id, spec.seed, spec.variant);
+}
+
+/** The variants every (task, seed) runs, when the lane runs them all; in a fixed order. */
+export function everyVariant(lane: Lane): string[] | undefined {
+  if (lane.document.policy.draw !== 'each') return undefined;
+  return Object.keys(lane.variants)
+    .filter((variant) => lane.variants[variant]! > 0)
+    .sort();
+}
+
+export function planEpisodes(lane: Lane, seeds: SeedRange = lane.seeds, taskIds?: readonly string[], variantNames?: readonly string[]): EpisodeSpec[] {
   let tasks = lane.document.tasks;
   if (taskIds && taskIds.length > 0) {
     const unknown = taskIds.filter((id) => !tasks.some((task) => task.id === id));
@@ -29,18 +43,27 @@ export function planEpisodes(lane: Lane, seeds: SeedRange = lane.seeds, taskIds?
     }
     tasks = tasks.filter((task) => taskIds.includes(task.id));
   }
-  const episodes = (seeds.to - seeds.from + 1) * tasks.length;
+  const all = everyVariant(lane);
+  if (variantNames && variantNames.length > 0) {
+    if (!all) throw new FactoryError('usage', `lane ${lane.name} draws one variant per seed; --variant only applies to lanes whose policy.draw is "each"`, { fix: 'drop --variant' });
+    const unknown = variantNames.filter((name) => !all.includes(name));
+    if (unknown.length > 0) throw new FactoryError('usage', `lane ${lane.name} has no variant ${unknown.map((name) => `"${name}"`).join(', ')}`, { fix: `variants are: ${all.join(', ')}` });
+  }
+  const variants = all ? all.filter((name) => !variantNames || variantNames.length === 0 || variantNames.includes(name)) : [undefined];
+  const episodes = (seeds.to - seeds.from + 1) * tasks.length * variants.length;
   if (episodes > MAX_PLANNED_EPISODES) {
     throw new FactoryError('usage', `${seeds.from}..${seeds.to} × ${tasks.length} tasks is ${episodes} episodes, more than one run plans (${MAX_PLANNED_EPISODES})`, {
       fix: 'split the seed range across several runs',
     });
   }
-  return tasks.flatMap((task) => seedsOf(seeds).map((seed) => ({ lane, task, seed })));
+  return tasks.flatMap((task) =>
+    seedsOf(seeds).flatMap((seed) => variants.map((variant) => (variant === undefined ? { lane, task, seed } : { lane, task, seed, variant }))),
+  );
 }
 
 const MAX_PLANNED_EPISODES = 10_000_000;
 
-/** The policy variant of one episode, drawn from its own substream of the seed. */
-export function chooseVariant(lane: Lane, taskId: string, seed: number): string {
-  return substream(seed, `variant:${taskId}`).weighted(lane.variants);
+/** The policy variant of one episode: the spec's own, or drawn from its own substream of the seed. */
+export function chooseVariant(spec: EpisodeSpec): string {
+  return spec.variant ?? substream(spec.seed, `variant:${spec.task.id}`).weighted(spec.lane.variants);
 }

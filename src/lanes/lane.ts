@@ -80,7 +80,7 @@ export interface LaneDocument {
   description: string;
   produced_at: string;
   world: { name: string; config?: JsonObject };
-  policy: { kind: 'scripted'; variants?: Record<string, number> };
+  policy: { kind: 'scripted'; variants?: Record<string, number>; draw?: 'one' | 'each' };
   seeds: string;
   limits?: Partial<Limits>;
   faults?: FaultPlan;

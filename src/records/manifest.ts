@@ -1,10 +1,15 @@
 // Owns manifest.json: the list of every file in a dataset directory with its
-// sha256, size and row count, plus what produced them. It is written last, so
-// a directory without one is an unfinished run.
+// sha256, size and row count, plus what produced them. generate writes it
+// last, so a directory without one is an unfinished run; every operation that
+// writes into a directory refreshes it, so an audit can tell an edited, added
+// or missing file from one the factory wrote.
 
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, openAsBlob, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { RecordBatchReader } from 'apache-arrow';
+import * as parquet from 'parquet-wasm';
+import { readLines } from './jsonl.js';
 
 export const MANIFEST_FORMAT = 'episode-factory.manifest.v1';
 export const MANIFEST_FILE = 'manifest.json';
@@ -16,39 +21,87 @@ export interface ManifestFile {
   rows: number;
 }
 
+export interface ManifestCounts {
+  records: number;
+  episodes?: number;
+  rejected?: number;
+  completed?: number;
+  dropped?: number;
+}
+
 export interface Manifest {
   format: typeof MANIFEST_FORMAT;
-  lane: string;
-  lane_sha256: string;
+  operation: string;
+  lanes: { name: string; sha256: string }[];
+  lane?: string;
+  lane_sha256?: string;
   factory_version: string;
-  seeds: string;
-  tasks: string[];
-  counts: { episodes: number; records: number; rejected: number; completed: number };
+  seeds?: string;
+  tasks?: string[];
+  source?: string;
+  counts: ManifestCounts;
   files: ManifestFile[];
 }
 
-/** For a line-based file, rows are its lines; pass `rows` for a binary one (Arrow, Parquet). */
-export async function describeFile(root: string, path: string, knownRows?: number): Promise<ManifestFile> {
-  const hash = createHash('sha256');
-  let rows = 0;
-  for await (const chunk of createReadStream(path)) {
-    const bytes = chunk as Buffer;
-    hash.update(bytes);
-    for (let index = bytes.indexOf(10); index >= 0; index = bytes.indexOf(10, index + 1)) rows++;
+/** Rows of a file: records for Arrow and Parquet, lines for everything else. */
+export async function countRows(path: string): Promise<number> {
+  // Streamed, and only the Parquet footer read: counting must not hold a big file in memory.
+  if (path.endsWith('.arrow')) {
+    let rows = 0;
+    for await (const batch of await RecordBatchReader.from(createReadStream(path))) rows += batch.numRows;
+    return rows;
   }
-  return { path: relative(root, path).split(sep).join('/'), sha256: hash.digest('hex'), bytes: statSync(path).size, rows: knownRows ?? rows };
+  if (path.endsWith('.parquet')) {
+    const file = await parquet.ParquetFile.fromFile(await openAsBlob(path));
+    return file.metadata().fileMetadata().numRows();
+  }
+  let rows = 0;
+  for await (const line of readLines(path)) if (line.terminated) rows++;
+  return rows;
 }
 
-export async function writeManifest(
-  root: string,
-  fields: Omit<Manifest, 'format' | 'files'>,
-  paths: string[],
-  knownRows: ReadonlyMap<string, number> = new Map(),
-): Promise<Manifest> {
+export async function describeFile(root: string, path: string): Promise<ManifestFile> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return { path: relative(root, path).split(sep).join('/'), sha256: hash.digest('hex'), bytes: statSync(path).size, rows: await countRows(path) };
+}
+
+/** Every file of a dataset directory: all regular files except the manifest, outside hidden (staging) directories. */
+export function datasetFiles(root: string): string[] {
+  const out: string[] = [];
+  const visit = (directory: string) => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (entry.isFile() && relative(root, path) !== MANIFEST_FILE) out.push(path);
+    }
+  };
+  visit(root);
+  return out.sort();
+}
+
+export async function writeManifest(root: string, fields: Omit<Manifest, 'format' | 'files'>, paths: string[] = datasetFiles(root)): Promise<Manifest> {
   const files: ManifestFile[] = [];
-  for (const path of paths) files.push(await describeFile(root, path, knownRows.get(path)));
+  for (const path of paths) files.push(await describeFile(root, path));
   files.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   const manifest: Manifest = { format: MANIFEST_FORMAT, ...fields, files };
   writeFileSync(join(root, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
   return manifest;
+}
+
+export function readManifest(root: string): Manifest | undefined {
+  const path = join(root, MANIFEST_FILE);
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Manifest) : undefined;
+}
+
+/**
+ * After an operation wrote into a directory: keep what the manifest said about
+ * the dataset, apply the operation's own fields, and describe every file now
+ * there.
+ */
+export async function refreshManifest(root: string, fields: Partial<Omit<Manifest, 'format' | 'files'>> & Pick<Manifest, 'operation' | 'factory_version' | 'lanes' | 'counts'>): Promise<Manifest> {
+  const previous = readManifest(root);
+  const { format: _format, files: _files, ...kept } = previous ?? ({} as Partial<Manifest>);
+  return writeManifest(root, { ...kept, ...fields, counts: { ...kept.counts, ...fields.counts } });
 }

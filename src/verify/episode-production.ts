@@ -50,7 +50,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
   const state = world.init(substream(seed, 'world'), lane.document.world.config ?? {});
   const initialSnapshot = world.snapshot(state);
   const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`));
-  const variant = chooseVariant(lane, task.id, seed);
+  const variant = chooseVariant(spec);
   const policy = policyFor({ taskId: task.id, variant, script: instance.script, random: substream(seed, `policy:${task.id}`) });
   const messages: Message[] = [
     { role: 'system', content: lane.document.system_prompt },

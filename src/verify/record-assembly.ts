@@ -38,8 +38,9 @@ export function regeneratedDirectory(id: string): string {
   return `regenerated/${id}`;
 }
 
-export function generateCommand(lane: string, task: string, seed: number, id: string): string {
-  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed} --out ${regeneratedDirectory(id)}`;
+export function generateCommand(lane: string, task: string, seed: number, id: string, variant?: string): string {
+  const only = variant === undefined ? '' : ` --variant ${variant}`;
+  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}${only} --out ${regeneratedDirectory(id)}`;
 }
 
 export function replayCommand(id: string): string {
@@ -48,7 +49,8 @@ export function replayCommand(id: string): string {
 
 export function assembleRecord(parts: RecordParts): EpisodeRecord {
   const { lane, task, seed, run, verdicts } = parts;
-  const id = recordId(lane.name, task.id, seed);
+  const each = lane.document.policy.draw === 'each';
+  const id = recordId(lane.name, task.id, seed, each ? parts.variant : undefined);
   const completed = run.outcome.kind === 'final_answer' && verdicts.every((verdict) => verdict.passed);
   return {
     record_id: id,
@@ -87,7 +89,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
         seed,
         operation: 'generate',
         source_record_id: null,
-        generate_command: generateCommand(lane.name, task.id, seed, id),
+        generate_command: generateCommand(lane.name, task.id, seed, id, each ? parts.variant : undefined),
         replay_command: replayCommand(id),
         factory_version: FACTORY_VERSION,
       },

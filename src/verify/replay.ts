@@ -7,6 +7,7 @@
 import { canonicalJson } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
 import { jsonDifferences } from '../core/json-diff.js';
+import { everyVariant } from '../lanes/episode-plan.js';
 import { findTask, type Lane } from '../lanes/lane.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
@@ -57,6 +58,8 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
   if (!task) return fail(`lane ${lane.name} has no task "${lineage.task}"`);
   const versions = versionMismatch(record);
   if (versions) return fail(versions);
+  const variants = everyVariant(lane);
+  if (variants && !variants.includes(lineage.variant)) return fail(`/provenance/lineage/variant: lane ${lane.name} runs no variant "${lineage.variant}"`);
 
   let actions;
   try {
@@ -78,7 +81,8 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
 
   let rebuilt: EpisodeRecord;
   try {
-    rebuilt = await produceEpisode({ lane, task, seed: lineage.seed }, policyFor, {
+    const spec = lane.document.policy.draw === 'each' ? { lane, task, seed: lineage.seed, variant: lineage.variant } : { lane, task, seed: lineage.seed };
+    rebuilt = await produceEpisode(spec, policyFor, {
       producedAt: record.provenance.produced_at,
       trace: options.trace,
       enforceWallTime: false,
@@ -89,6 +93,14 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
     return fail(`${stage} failed: ${errorMessage(error)}`);
   }
 
+  // A record a dataset operation derived (dedup keeps it under its own id) is
+  // the same episode: only its lineage says where it came from.
+  if (lineage.operation !== 'generate') {
+    if (lineage.source_record_id !== record.record_id) {
+      return fail(`/provenance/lineage/source_record_id: a record derived by ${lineage.operation} keeps its id, so it must be "${record.record_id}"`);
+    }
+    rebuilt = { ...rebuilt, provenance: { ...rebuilt.provenance, lineage: { ...rebuilt.provenance.lineage, operation: lineage.operation, source_record_id: lineage.source_record_id } } };
+  }
   if (canonicalJson(rebuilt) !== canonicalJson(record)) return fail(...explain(record, rebuilt));
   if (options.text !== undefined && options.text !== JSON.stringify(rebuilt)) {
     return fail('the line is not the record its replay writes: same values, different bytes (a repeated key, reordered fields or added whitespace)');

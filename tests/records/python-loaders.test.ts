@@ -8,6 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { exportDpo } from '../../src/dataset/export-dpo.js';
+import { exportSft } from '../../src/dataset/export-sft.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
@@ -42,5 +44,30 @@ describe('datasets load in the tools training teams use', () => {
     assert.deepEqual(report.arguments, expectedArguments, 'json.loads gives back the arguments exactly, wrongly typed ones included');
     assert.deepEqual(report.messages, records.map((record) => record.messages.length));
     assert.equal(report.completed, records.filter((record) => record.result.task_completed).length);
+  });
+
+  it('load the SFT and DPO exports as conversational datasets', async () => {
+    const out = temporaryDirectory();
+    await generateDataset({ lane: loadLane('tool-world-dpo-v1', REPO_ROOT), outDir: out, seeds: { from: 0, to: 0 } });
+    const sft = await exportSft(out, join(out, 'sft.jsonl'));
+    const dpo = await exportDpo(out, join(out, 'dpo.jsonl'));
+    assert.ok(sft.exported > 0 && dpo.pairs > 0);
+    const report = JSON.parse(
+      execFileSync(python(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), out, join(out, 'sft.jsonl'), join(out, 'dpo.jsonl')], {
+        encoding: 'utf8',
+        env: { ...process.env, HF_HOME: join(out, '.hf-home') },
+        maxBuffer: 64 << 20,
+      }),
+    );
+    const rows = readFileSync(join(out, 'sft.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    assert.equal(report.sft.rows, sft.exported);
+    assert.equal(report.sft.pyarrow_rows, sft.exported);
+    assert.deepEqual(report.sft.record_ids, rows.map((row) => row.record_id));
+    assert.deepEqual(report.sft.first_roles, rows[0].messages.map((message: { role: string }) => message.role));
+    assert.deepEqual(report.sft.tool_names, rows[0].tools.map((tool: { function: { name: string } }) => tool.function.name).sort());
+    assert.equal(report.dpo.rows, dpo.pairs);
+    assert.equal(report.dpo.pyarrow_rows, dpo.pairs);
+    assert.ok(['chosen', 'prompt', 'rejected', 'tools'].every((column) => report.dpo.columns.includes(column)));
+    assert.equal(report.dpo.first_chosen_role, 'assistant');
   });
 });

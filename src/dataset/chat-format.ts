@@ -1,0 +1,63 @@
+// Owns the conversational form the common trainers read (OpenAI-style chat
+// messages with `tool_calls`, tool results as `role: "tool"`, and function
+// schemas as `tools`), converted from records. Every message has the same
+// keys (null where a key does not apply), so a loader infers one type for the
+// column instead of giving up on mixed shapes.
+
+import type { RecordMessage, RecordTool } from '../records/episode-record.js';
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  /** `arguments` is a JSON-encoded string, as the OpenAI format has it (and as the policy emitted it). */
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  tool_calls: ChatToolCall[] | null;
+  tool_call_id: string | null;
+  name: string | null;
+}
+
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: unknown };
+}
+
+export function toChatMessage(message: RecordMessage): ChatMessage {
+  const base = { tool_calls: null, tool_call_id: null, name: null };
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { ...base, role: message.role, content: message.content };
+    case 'assistant':
+      return {
+        ...base,
+        role: 'assistant',
+        content: message.content,
+        tool_calls: message.tool_calls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) ?? null,
+      };
+    case 'tool':
+      // A malformed call has no id to answer: chat templates need one, so the
+      // harness's reply reaches the model as a user turn instead.
+      if (message.tool_call_id === null) return { ...base, role: 'user', content: message.content };
+      return { ...base, role: 'tool', content: message.content, tool_call_id: message.tool_call_id, name: message.name };
+  }
+}
+
+export function toChatMessages(messages: readonly RecordMessage[]): ChatMessage[] {
+  return messages.map(toChatMessage);
+}
+
+export function toChatTool(tool: RecordTool): ChatTool {
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: JSON.parse(tool.input_schema) as unknown } };
+}
+
+/** Every tool the episode could call: the first catalog plus any that appeared mid-episode (a renamed tool). */
+export function toChatTools(tools: readonly RecordTool[], updates: readonly { added: RecordTool[] }[] = []): ChatTool[] {
+  const byName = new Map<string, RecordTool>();
+  for (const tool of [...tools, ...updates.flatMap((update) => update.added)]) byName.set(tool.name, tool);
+  return [...byName.values()].map(toChatTool);
+}

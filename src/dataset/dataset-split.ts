@@ -1,0 +1,74 @@
+// Owns `split`: a deterministic train/test split by task, never by episode, so
+// no task is seen in both. Which tasks go to test is decided by a hash of the
+// lane and task names alone, so adding seeds never moves a task. Records are
+// copied line for line, bytes unchanged.
+
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { FactoryError } from '../core/errors.js';
+import { sha256Hex } from '../core/hashing.js';
+import { JsonlAppender } from '../records/jsonl.js';
+import { readDataset } from './dataset-reader.js';
+
+export const SPLIT_FORMAT = 'episode-factory.split.v1';
+export const SPLIT_FILE = 'split.json';
+export const TRAIN_FILE = 'train.jsonl';
+export const TEST_FILE = 'test.jsonl';
+
+export interface SplitSummary {
+  format: typeof SPLIT_FORMAT;
+  test_fraction: number;
+  splits: {
+    train: { path: string; rows: number; tasks: string[] };
+    test: { path: string; rows: number; tasks: string[] };
+  };
+}
+
+const taskKey = (lane: string, task: string) => `${lane}/${task}`;
+
+/** Tasks ordered by a hash of their names; the first ones go to test. */
+export function testTasks(tasks: readonly string[], fraction: number): Set<string> {
+  if (!(fraction >= 0 && fraction < 1)) {
+    throw new FactoryError('usage', `--test ${fraction} is not a fraction in [0, 1)`, { fix: 'pass e.g. --test 0.1 (a tenth of the tasks go to test)' });
+  }
+  const ordered = [...tasks].sort((left, right) => {
+    const [a, b] = [sha256Hex(`split\u0000${left}`), sha256Hex(`split\u0000${right}`)];
+    return a < b ? -1 : a > b ? 1 : 0;
+  });
+  // At least one task on each side when there is a test split at all.
+  const count = fraction === 0 || ordered.length < 2 ? 0 : Math.min(ordered.length - 1, Math.max(1, Math.round(fraction * ordered.length)));
+  return new Set(ordered.slice(0, count));
+}
+
+export async function splitDataset(dir: string, fraction: number, outDir = dir): Promise<SplitSummary> {
+  const dataset = await readDataset(dir);
+  if (dataset.problems.length > 0) {
+    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was split`, {
+      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
+      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
+    });
+  }
+  const tasks = [...new Set(dataset.rows.map(({ record }) => taskKey(record.provenance.lineage.lane, record.provenance.lineage.task)))].sort();
+  const test = testTasks(tasks, fraction);
+  const train = new JsonlAppender(join(outDir, TRAIN_FILE));
+  const held = new JsonlAppender(join(outDir, TEST_FILE));
+  try {
+    for (const row of dataset.rows) {
+      const key = taskKey(row.record.provenance.lineage.lane, row.record.provenance.lineage.task);
+      (test.has(key) ? held : train).append(row.record, row.text);
+    }
+  } finally {
+    train.close({ sync: true });
+    held.close({ sync: true });
+  }
+  const summary: SplitSummary = {
+    format: SPLIT_FORMAT,
+    test_fraction: fraction,
+    splits: {
+      train: { path: TRAIN_FILE, rows: train.rows, tasks: tasks.filter((task) => !test.has(task)) },
+      test: { path: TEST_FILE, rows: held.rows, tasks: tasks.filter((task) => test.has(task)) },
+    },
+  };
+  writeFileSync(join(outDir, SPLIT_FILE), JSON.stringify(summary, null, 2) + '\n');
+  return summary;
+}

@@ -1,0 +1,121 @@
+// Owns `export dpo`: preference pairs from episodes of the same task, seed and
+// fault draw (the same world, the same user message, the same faults armed).
+// `chosen` is a verified completion (a recovery first, when there is one),
+// `rejected` a verified failure; both continue a shared prompt up to the turn
+// where they diverge.
+
+import { canonicalJson } from '../core/canonical-json.js';
+import { FactoryError } from '../core/errors.js';
+import type { EpisodeRecord } from '../records/episode-record.js';
+import { JsonlAppender } from '../records/jsonl.js';
+import { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
+import { readDataset } from './dataset-reader.js';
+
+export interface DpoRow {
+  prompt: ChatMessage[];
+  chosen: ChatMessage[];
+  rejected: ChatMessage[];
+  tools: ChatTool[];
+  chosen_record_id: string;
+  rejected_record_id: string;
+  chosen_variant: string;
+  rejected_variant: string;
+  task: string;
+  seed: number;
+}
+
+export interface DpoSummary {
+  dir: string;
+  out: string;
+  records: number;
+  /** Episodes sharing a lane, task and seed. */
+  groups: number;
+  pairs: number;
+  /** Records in no pair: groups with only completions or only failures. */
+  unpaired: number;
+  pairs_by_rejected_variant: Record<string, number>;
+}
+
+function groupKey(record: EpisodeRecord): string {
+  const { lane, lane_sha256, task, seed } = record.provenance.lineage;
+  return `${lane}\u0000${lane_sha256}\u0000${task}\u0000${seed}`;
+}
+
+/** Which completion to prefer as `chosen`: one that recovered from something, then the shorter, then by variant name. */
+function preference(left: EpisodeRecord, right: EpisodeRecord): number {
+  if (left.recovery.recovered !== right.recovery.recovered) return left.recovery.recovered ? -1 : 1;
+  if (left.result.steps !== right.result.steps) return left.result.steps - right.result.steps;
+  const [a, b] = [left.provenance.lineage.variant, right.provenance.lineage.variant];
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** How many leading messages two conversations share, ending before an assistant turn so both continue with the model's move. */
+export function sharedPrompt(left: readonly ChatMessage[], right: readonly ChatMessage[]): number {
+  let shared = 0;
+  while (shared < left.length && shared < right.length && canonicalJson(left[shared]) === canonicalJson(right[shared])) shared++;
+  while (shared > 0 && !(left[shared]?.role === 'assistant' && right[shared]?.role === 'assistant')) shared--;
+  return shared;
+}
+
+export async function exportDpo(dir: string, out: string): Promise<DpoSummary> {
+  const dataset = await readDataset(dir);
+  if (dataset.problems.length > 0) {
+    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was exported`, {
+      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
+      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
+    });
+  }
+  const groups = new Map<string, EpisodeRecord[]>();
+  for (const { record } of dataset.rows) {
+    const key = groupKey(record);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)!.push(record);
+  }
+  const writer = new JsonlAppender(out);
+  const byVariant: Record<string, number> = {};
+  let pairs = 0;
+  let unpaired = 0;
+  try {
+    for (const members of groups.values()) {
+      const completed = members.filter((record) => record.result.task_completed).sort(preference);
+      const failed = members.filter((record) => !record.result.task_completed);
+      if (completed.length === 0 || failed.length === 0) {
+        unpaired += members.length;
+        continue;
+      }
+      const chosen = completed[0]!;
+      unpaired += completed.length - 1;
+      const chosenChat = toChatMessages(chosen.messages);
+      for (const rejected of failed) {
+        const rejectedChat = toChatMessages(rejected.messages);
+        const shared = sharedPrompt(chosenChat, rejectedChat);
+        const row: DpoRow = {
+          prompt: chosenChat.slice(0, shared),
+          chosen: chosenChat.slice(shared),
+          rejected: rejectedChat.slice(shared),
+          tools: toChatTools([...chosen.tools, ...rejected.tools], [...chosen.catalog_updates, ...rejected.catalog_updates]),
+          chosen_record_id: chosen.record_id,
+          rejected_record_id: rejected.record_id,
+          chosen_variant: chosen.provenance.lineage.variant,
+          rejected_variant: rejected.provenance.lineage.variant,
+          task: chosen.provenance.lineage.task,
+          seed: chosen.provenance.lineage.seed,
+        };
+        writer.append(row);
+        pairs++;
+        byVariant[row.rejected_variant] = (byVariant[row.rejected_variant] ?? 0) + 1;
+      }
+    }
+  } finally {
+    writer.close({ sync: true });
+  }
+  return {
+    dir,
+    out,
+    records: dataset.rows.length,
+    groups: groups.size,
+    pairs,
+    unpaired,
+    pairs_by_rejected_variant: Object.fromEntries(Object.entries(byVariant).sort(([left], [right]) => (left < right ? -1 : 1))),
+  };
+}

@@ -1,0 +1,46 @@
+// Owns `export sft`: one training row per verified, completed episode, in the
+// conversational form trainers read: `messages` (with tool calls and tool
+// results) and `tools` (function schemas), plus the record id for lineage.
+
+import { FactoryError } from '../core/errors.js';
+import { JsonlAppender } from '../records/jsonl.js';
+import { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
+import { readDataset } from './dataset-reader.js';
+
+export interface SftRow {
+  record_id: string;
+  messages: ChatMessage[];
+  tools: ChatTool[];
+}
+
+export interface SftSummary {
+  dir: string;
+  out: string;
+  records: number;
+  exported: number;
+  /** Records left out because the task was not completed (they belong in DPO, as rejected answers). */
+  not_completed: number;
+}
+
+export async function exportSft(dir: string, out: string): Promise<SftSummary> {
+  const dataset = await readDataset(dir);
+  if (dataset.problems.length > 0) {
+    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was exported`, {
+      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
+      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
+    });
+  }
+  const writer = new JsonlAppender(out);
+  let exported = 0;
+  try {
+    for (const { record } of dataset.rows) {
+      if (!record.result.task_completed) continue;
+      const row: SftRow = { record_id: record.record_id, messages: toChatMessages(record.messages), tools: toChatTools(record.tools, record.catalog_updates) };
+      writer.append(row);
+      exported++;
+    }
+  } finally {
+    writer.close({ sync: true });
+  }
+  return { dir, out, records: dataset.rows.length, exported, not_completed: dataset.rows.length - exported };
+}

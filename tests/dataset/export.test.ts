@@ -1,0 +1,91 @@
+// SFT rows and DPO pairs, from a dataset where every variant played the same
+// task, seed and fault draw (tool-world-dpo-v1).
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { canonicalJson } from '../../src/core/canonical-json.js';
+import { toChatMessages } from '../../src/dataset/chat-format.js';
+import { exportDpo, sharedPrompt, type DpoRow } from '../../src/dataset/export-dpo.js';
+import { exportSft, type SftRow } from '../../src/dataset/export-sft.js';
+import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { loadLane } from '../../src/lanes/lane-loader.js';
+import type { EpisodeRecord } from '../../src/records/episode-record.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+
+const dir = temporaryDirectory();
+const read = <T>(path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as T);
+let records: EpisodeRecord[];
+
+before(async () => {
+  delete process.env.SOURCE_DATE_EPOCH;
+  await generateDataset({ lane: loadLane('tool-world-dpo-v1', REPO_ROOT), outDir: dir, seeds: { from: 0, to: 0 }, formats: ['jsonl'] });
+  records = read<EpisodeRecord>(join(dir, 'episodes.jsonl'));
+});
+
+describe('export sft', () => {
+  it('writes one row per completed episode, in chat form with the tools it could call', async () => {
+    const out = join(temporaryDirectory(), 'sft.jsonl');
+    const summary = await exportSft(dir, out);
+    const completed = records.filter((record) => record.result.task_completed);
+    assert.deepEqual([summary.exported, summary.not_completed], [completed.length, records.length - completed.length]);
+    const rows = read<SftRow>(out);
+    assert.deepEqual(rows.map((row) => row.record_id), completed.map((record) => record.record_id));
+    for (const [index, row] of rows.entries()) {
+      const record = completed[index]!;
+      assert.equal(row.messages.length, record.messages.length);
+      assert.deepEqual(Object.keys(row.messages[0]!).sort(), ['content', 'name', 'role', 'tool_call_id', 'tool_calls'], 'every message has the same keys');
+      const calls = row.messages.flatMap((message) => message.tool_calls ?? []);
+      const recorded = record.messages.flatMap((message) => (message.role === 'assistant' ? message.tool_calls ?? [] : []));
+      assert.deepEqual(calls.map((call) => [call.id, call.function.name, call.function.arguments]), recorded.map((call) => [call.id, call.name, call.arguments]));
+      for (const message of row.messages.filter((candidate) => candidate.role === 'tool')) {
+        assert.ok(calls.some((call) => call.id === message.tool_call_id), 'each tool result answers a call');
+      }
+      assert.ok(row.tools.length >= 9 && row.tools.every((tool) => tool.type === 'function' && typeof tool.function.parameters === 'object'));
+    }
+  });
+});
+
+describe('export dpo', () => {
+  it('pairs a completion with each failure of the same task and seed, sharing the prompt up to where they diverge', async () => {
+    const out = join(temporaryDirectory(), 'dpo.jsonl');
+    const summary = await exportDpo(dir, out);
+    const rows = read<DpoRow>(out);
+    assert.equal(rows.length, summary.pairs);
+    assert.ok(summary.pairs > 0);
+    const byId = new Map(records.map((record) => [record.record_id, record]));
+    for (const row of rows) {
+      const chosen = byId.get(row.chosen_record_id)!;
+      const rejected = byId.get(row.rejected_record_id)!;
+      assert.equal(chosen.result.task_completed, true);
+      assert.equal(rejected.result.task_completed, false);
+      assert.equal(chosen.provenance.lineage.task, rejected.provenance.lineage.task);
+      assert.equal(chosen.provenance.lineage.seed, rejected.provenance.lineage.seed);
+      assert.equal(canonicalJson([...row.prompt, ...row.chosen]), canonicalJson(toChatMessages(chosen.messages)), 'prompt + chosen is the whole chosen episode');
+      assert.equal(canonicalJson([...row.prompt, ...row.rejected]), canonicalJson(toChatMessages(rejected.messages)), 'prompt + rejected is the whole rejected episode');
+      assert.ok(row.prompt.length >= 2, 'the prompt holds at least the system and user messages');
+      assert.equal(row.chosen[0]!.role, 'assistant');
+      assert.equal(row.rejected[0]!.role, 'assistant');
+      assert.notEqual(canonicalJson(row.chosen[0]), canonicalJson(row.rejected[0]), 'they diverge at the first completion turn');
+    }
+    const failed = records.filter((record) => !record.result.task_completed);
+    const pairedGroups = new Set(rows.map((row) => `${row.task}/${row.seed}`));
+    const pairable = failed.filter((record) => pairedGroups.has(`${record.provenance.lineage.task}/${record.provenance.lineage.seed}`));
+    assert.equal(rows.length, pairable.length, 'every failure in a group that has a completion is paired once');
+    assert.equal(summary.unpaired + rows.length + pairedGroups.size, records.length, 'each record is paired, the chosen one, or unpaired');
+  });
+
+  it('shares the longest prefix that still ends before both sides make a move', () => {
+    const message = (role: 'user' | 'assistant' | 'tool', content: string) => ({ role, content, tool_calls: null, tool_call_id: null, name: null });
+    const base = [message('user', 'hi'), message('assistant', 'call'), message('tool', 'result')];
+    assert.equal(sharedPrompt([...base, message('assistant', 'A')], [...base, message('assistant', 'B')]), 3);
+    assert.equal(sharedPrompt([...base, message('assistant', 'A')], [message('user', 'hi'), message('assistant', 'call'), message('tool', 'other')]), 1);
+  });
+
+  it('reports when a dataset has nothing to pair', async () => {
+    const summary = await exportDpo(join(REPO_ROOT, 'datasets', 'tool-world-v1'), join(temporaryDirectory(), 'none.jsonl'));
+    assert.equal(summary.pairs, 0);
+    assert.equal(summary.unpaired, 40);
+  });
+});
