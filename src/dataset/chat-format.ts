@@ -26,24 +26,24 @@ export interface ChatTool {
   function: { name: string; description: string; parameters: unknown };
 }
 
+function chat(role: ChatMessage['role'], content: string, extra: Partial<Pick<ChatMessage, 'tool_calls' | 'tool_call_id' | 'name'>> = {}): ChatMessage {
+  return { role, content, tool_calls: extra.tool_calls ?? null, tool_call_id: extra.tool_call_id ?? null, name: extra.name ?? null };
+}
+
 export function toChatMessage(message: RecordMessage): ChatMessage {
-  const base = { tool_calls: null, tool_call_id: null, name: null };
   switch (message.role) {
     case 'system':
     case 'user':
-      return { ...base, role: message.role, content: message.content };
-    case 'assistant':
-      return {
-        ...base,
-        role: 'assistant',
-        content: message.content,
-        tool_calls: message.tool_calls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) ?? null,
-      };
+      return chat(message.role, message.content);
+    case 'assistant': {
+      const calls = message.tool_calls?.map((call): ChatToolCall => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+      return chat('assistant', message.content, calls ? { tool_calls: calls } : {});
+    }
     case 'tool':
       // A malformed call has no id to answer: chat templates need one, so the
       // harness's reply reaches the model as a user turn instead.
-      if (message.tool_call_id === null) return { ...base, role: 'user', content: message.content };
-      return { ...base, role: 'tool', content: message.content, tool_call_id: message.tool_call_id, name: message.name };
+      if (message.tool_call_id === null) return chat('user', message.content);
+      return chat('tool', message.content, { tool_call_id: message.tool_call_id, name: message.name });
   }
 }
 
