@@ -1,6 +1,7 @@
 // Shared test helpers: temporary directories that clean themselves up, and the
 // repository's own paths.
 
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,4 +15,18 @@ export function temporaryDirectory(prefix = 'ef-test-'): string {
   const directory = mkdtempSync(join(tmpdir(), prefix));
   after(() => rmSync(directory, { recursive: true, force: true }));
   return directory;
+}
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the installed command in `cwd`, as a user would, without SOURCE_DATE_EPOCH from the test's environment. */
+export function runCli(cwd: string, ...args: string[]): CliResult {
+  const environment = { ...process.env };
+  delete environment.SOURCE_DATE_EPOCH;
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: environment });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

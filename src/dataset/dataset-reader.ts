@@ -58,6 +58,18 @@ export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Da
   return result;
 }
 
+/** For operations that must not work on part of a dataset: every unreadable line stops them, listed. */
+export async function readWholeDataset(dir: string, operation: string): Promise<Dataset> {
+  const dataset = await readDataset(dir);
+  if (dataset.problems.length > 0) {
+    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was ${operation}`, {
+      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
+      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
+    });
+  }
+  return dataset;
+}
+
 export function formatProblem(problem: DatasetProblem): string {
   return `${problem.file}:${problem.line}: ${problem.reason}`;
 }

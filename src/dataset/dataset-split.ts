@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { FactoryError } from '../core/errors.js';
 import { sha256Hex } from '../core/hashing.js';
 import { JsonlAppender } from '../records/jsonl.js';
-import { readDataset } from './dataset-reader.js';
+import { readWholeDataset } from './dataset-reader.js';
 
 export const SPLIT_FORMAT = 'episode-factory.split.v1';
 export const SPLIT_FILE = 'split.json';
@@ -41,13 +41,7 @@ export function testTasks(tasks: readonly string[], fraction: number): Set<strin
 }
 
 export async function splitDataset(dir: string, fraction: number, outDir = dir): Promise<SplitSummary> {
-  const dataset = await readDataset(dir);
-  if (dataset.problems.length > 0) {
-    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was split`, {
-      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
-      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
-    });
-  }
+  const dataset = await readWholeDataset(dir, 'split');
   const tasks = [...new Set(dataset.rows.map(({ record }) => taskKey(record.provenance.lineage.lane, record.provenance.lineage.task)))].sort();
   const test = testTasks(tasks, fraction);
   const train = new JsonlAppender(join(outDir, TRAIN_FILE));

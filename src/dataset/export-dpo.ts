@@ -5,11 +5,10 @@
 // where they diverge.
 
 import { canonicalJson } from '../core/canonical-json.js';
-import { FactoryError } from '../core/errors.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
-import { readDataset } from './dataset-reader.js';
+import { readWholeDataset } from './dataset-reader.js';
 
 export interface DpoRow {
   prompt: ChatMessage[];
@@ -58,13 +57,7 @@ export function sharedPrompt(left: readonly ChatMessage[], right: readonly ChatM
 }
 
 export async function exportDpo(dir: string, out: string): Promise<DpoSummary> {
-  const dataset = await readDataset(dir);
-  if (dataset.problems.length > 0) {
-    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was exported`, {
-      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
-      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
-    });
-  }
+  const dataset = await readWholeDataset(dir, 'exported');
   const groups = new Map<string, EpisodeRecord[]>();
   for (const { record } of dataset.rows) {
     const key = groupKey(record);

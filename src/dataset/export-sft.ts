@@ -2,10 +2,9 @@
 // conversational form trainers read: `messages` (with tool calls and tool
 // results) and `tools` (function schemas), plus the record id for lineage.
 
-import { FactoryError } from '../core/errors.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
-import { readDataset } from './dataset-reader.js';
+import { readWholeDataset } from './dataset-reader.js';
 
 export interface SftRow {
   record_id: string;
@@ -23,13 +22,7 @@ export interface SftSummary {
 }
 
 export async function exportSft(dir: string, out: string): Promise<SftSummary> {
-  const dataset = await readDataset(dir);
-  if (dataset.problems.length > 0) {
-    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was exported`, {
-      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
-      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
-    });
-  }
+  const dataset = await readWholeDataset(dir, 'exported');
   const writer = new JsonlAppender(out);
   let exported = 0;
   try {

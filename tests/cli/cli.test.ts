@@ -2,24 +2,12 @@
 // working directory, exactly as a user would, and checks output and exit codes.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CLI, REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
-interface Result {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(cwd: string, ...args: string[]): Result {
-  const environment = { ...process.env };
-  delete environment.SOURCE_DATE_EPOCH;
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: environment });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = runCli;
 
 describe('episode-factory command line', () => {
   const workdir = temporaryDirectory('ef-cli-');

@@ -2,18 +2,12 @@
 // generate, dedup, audit, split, export sft and dpo, stats, card, audit again.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CLI, temporaryDirectory } from '../helpers.js';
+import { runCli, temporaryDirectory } from '../helpers.js';
 
-function cli(cwd: string, ...args: string[]) {
-  const environment = { ...process.env };
-  delete environment.SOURCE_DATE_EPOCH;
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: environment });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = runCli;
 
 describe('from generate to training-ready files', () => {
   const workdir = temporaryDirectory('ef-pipeline-');
