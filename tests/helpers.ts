@@ -1,7 +1,7 @@
 // Shared test helpers: temporary directories that clean themselves up, and the
 // repository's own paths.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,4 +29,22 @@ export function runCli(cwd: string, ...args: string[]): CliResult {
   delete environment.SOURCE_DATE_EPOCH;
   const result = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: environment });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * The same, without blocking this process: for tests whose other half (a fake
+ * server) runs in the test process itself and must keep answering.
+ */
+export function runCliAsync(cwd: string, ...args: string[]): Promise<CliResult> {
+  const environment = { ...process.env };
+  delete environment.SOURCE_DATE_EPOCH;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: environment });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }

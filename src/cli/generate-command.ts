@@ -5,11 +5,17 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../factory/generate-dataset.js';
+import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { percent, ProgressLine, type Streams, writeJson } from './output.js';
 
 interface GenerateFlags {
+  policy: string;
+  ollamaHost?: string;
+  mode?: string;
+  codec?: string;
+  concurrency: string;
   seeds?: string;
   format?: string;
   task?: string[];
@@ -48,6 +54,11 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--task <id...>', 'only these task ids (default: every task)')
     .option('--variant <name...>', 'only these policy variants (lanes whose policy.draw is "each")')
     .option('--out <dir>', 'output directory (default: datasets/<lane>)')
+    .option('--policy <policy>', 'who plays: scripted (the lane\'s solutions), or ollama:<model> for a local model', 'scripted')
+    .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
+    .option('--mode <mode>', 'with a model: native (/api/chat with tools) or raw (/api/generate with the codec\'s prompt); default: the lane\'s, else native')
+    .option('--codec <name>', 'with a model: hermes, llama3 or mistral; default: from the model\'s family')
+    .option('--concurrency <n>', 'episodes in flight at once (keep it small against one Ollama server)', '1')
     .option('--format <list>', 'comma-separated output formats: jsonl (always), arrow (IPC stream), parquet', 'jsonl,arrow,parquet')
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
@@ -57,6 +68,15 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
       const outDir = flags.out ?? join('datasets', lane.name);
       const formats = parseFormats(flags.format ?? 'jsonl,arrow,parquet');
+      const concurrency = Number(flags.concurrency);
+      // A model is checked now: if Ollama or the model is missing, nothing is written.
+      const policy = await preparePolicy(lane, parsePolicySpec(flags.policy), { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec });
+      if (policy.model && !flags.json) {
+        const { info, settings } = policy.model;
+        streams.stderr.write(
+          `generate: ${info.model} (${info.digest.replace(/^sha256:/, '').slice(0, 12)}, ${info.family ?? 'unknown family'}) at ${info.host}, Ollama ${info.ollama_version}, ${settings.mode} mode, ${settings.codec.name} codec\n`,
+        );
+      }
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
       let rejectedSoFar = 0;
       const summary = await generateDataset({
@@ -66,6 +86,8 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         tasks: flags.task,
         variants: flags.variant,
         formats,
+        policy,
+        concurrency,
         onEpisode: (episode) => {
           if (episode.status === 'rejected') rejectedSoFar++;
           progress.update(`generate ${lane.name}: ${episode.done}/${episode.total} episodes, ${rejectedSoFar} rejected — ${episode.record_id}`);

@@ -8,6 +8,7 @@ import { registerAudit } from './audit-command.js';
 import { registerCard } from './card-command.js';
 import { registerDedup } from './dedup-command.js';
 import { registerExport } from './export-command.js';
+import { registerGate } from './gate-command.js';
 import { registerGenerate } from './generate-command.js';
 import { registerLanes } from './lanes-command.js';
 import { PROGRAM, processStreams, reportError, type Streams } from './output.js';
@@ -34,6 +35,7 @@ export function buildProgram(streams: Streams, setExit: (status: number) => void
   registerReplay(program, streams, setExit);
   registerLanes(program, streams);
   registerProxy(program, streams, setExit);
+  registerGate(program, streams, setExit);
   registerDedup(program, streams, setExit);
   registerAudit(program, streams, setExit);
   registerSplit(program, streams);

@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'plan_invalid'
   | 'world_unknown'
   | 'dataset_not_found'
-  | 'dataset_corrupt';
+  | 'dataset_corrupt'
+  | 'model_unavailable';
 
 /** Every code is a usage or precondition problem today; a check failure is reported as data, not thrown. */
 const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
@@ -21,6 +22,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   world_unknown: 2,
   dataset_not_found: 2,
   dataset_corrupt: 2,
+  model_unavailable: 2,
 };
 
 export interface Problem {

@@ -5,31 +5,13 @@
 
 import { Ollama } from 'ollama';
 import { errorMessage, FactoryError } from '../core/errors.js';
+import { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel } from '../core/ollama-host.js';
 import type { Embedder } from './embedder.js';
 
-export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
+export { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel };
+
 /** Inputs per /api/embed request: large enough to amortise the round trip, small enough to keep one request's memory modest. */
 export const DEFAULT_EMBED_BATCH = 32;
-
-/**
- * The host to talk to: an explicit option, else OLLAMA_HOST (the variable the
- * Ollama CLI honours; the JavaScript client does not read it, so users who set
- * it would otherwise be silently ignored), else Ollama's default address.
- */
-export function resolveOllamaHost(explicit?: string, environment: NodeJS.ProcessEnv = process.env): string {
-  const chosen = explicit?.trim() || environment.OLLAMA_HOST?.trim();
-  return chosen ? chosen : DEFAULT_OLLAMA_HOST;
-}
-
-/** `nomic-embed-text` and `nomic-embed-text:latest` are the same model to Ollama; a tag lives after the last path segment's colon. */
-function withTag(name: string): string {
-  const lastSegment = name.slice(name.lastIndexOf('/') + 1);
-  return lastSegment.includes(':') ? name : `${name}:latest`;
-}
-
-export function sameModel(requested: string, listed: string): boolean {
-  return withTag(requested) === withTag(listed);
-}
 
 interface ClientErrorShape {
   name?: string;

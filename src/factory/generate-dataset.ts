@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
-import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
+import { planEpisodes, specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
@@ -21,7 +21,7 @@ import { Trace } from '../runner/trace.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { produceEpisode } from '../verify/episode-production.js';
 import { replayRecord } from '../verify/replay.js';
-import { policyFactoryFor } from './policy-selection.js';
+import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
 import { resolveProducedAt } from './produced-at.js';
 
 export const EPISODES_FILE = 'episodes.jsonl';
@@ -39,6 +39,10 @@ export interface GenerateOptions {
   tasks?: string[];
   /** Only these variants, in a lane that runs every variant per seed. */
   variants?: string[];
+  /** The policy, prepared (and a model checked) by the caller; default: the lane's scripted policy. */
+  policy?: PreparedPolicy;
+  /** Episodes in flight at once (against one Ollama server, keep it small). Default 1. */
+  concurrency?: number;
   /** Default: all three. JSONL is always among them: every other operation reads it. */
   formats?: readonly OutputFormat[];
   onEpisode?: (progress: EpisodeProgress) => void;
@@ -69,13 +73,22 @@ export interface GenerateSummary {
   rejections: { record_id: string; stage: string; reason: string }[];
 }
 
+/** What verifying one episode came to: a record to write, or a row for rejected.jsonl. */
+type EpisodeResult =
+  | { status: 'written'; id: string; record: EpisodeRecord; line: string }
+  | { status: 'rejected'; id: string; row: RejectedRow };
+
 export async function generateDataset(options: GenerateOptions): Promise<GenerateSummary> {
   const started = performance.now();
   const { lane, outDir } = options;
   const seeds = options.seeds ?? lane.seeds;
-  const plan = planEpisodes(lane, seeds, options.tasks, options.variants);
+  const prepared = options.policy ?? { factory: policyFactoryFor(lane) };
+  const plan = planEpisodes(lane, seeds, options.tasks, options.variants, prepared.policy);
   const producedAt = resolveProducedAt(lane);
-  const policyFor = policyFactoryFor(lane);
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new FactoryError('usage', `--concurrency ${concurrency} is not a positive whole number`, { fix: 'pass --concurrency 1 (the default) or more' });
+  }
   const runId = `run-${randomUUID()}`;
 
   assertDatasetDirectory(outDir);
@@ -84,51 +97,63 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   mkdirSync(join(staging, TRACES_DIR), { recursive: true });
   const episodes = new JsonlAppender(join(staging, EPISODES_FILE));
   const rejected = new JsonlAppender(join(staging, REJECTED_FILE));
-  const traceFiles: string[] = [];
+  const traceFiles = plan.map((spec) => `${specRecordId(spec)}.jsonl`);
   const rejections: GenerateSummary['rejections'] = [];
   let completed = 0;
   const faultsFired: Record<string, number> = {};
 
+  const verifyEpisode = async (spec: EpisodeSpec): Promise<EpisodeResult> => {
+    const id = specRecordId(spec);
+    const trace = new Trace(runId, new JsonlAppender(join(staging, TRACES_DIR, `${id}.jsonl`)));
+    const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null): EpisodeResult => {
+      trace.phase('verify').emit('record_rejected', { stage, reason });
+      return { status: 'rejected', id, row: { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record } };
+    };
+    try {
+      const record = await produceEpisode(spec, prepared.factory, { producedAt, trace: trace.phase('generate') });
+      const line = JSON.stringify(record);
+      const schemaErrors = validateAgainst('episode-record.v1', record);
+      if (schemaErrors.length > 0) return reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
+      // Replay what will be stored, not the object in memory: a value that
+      // does not survive JSON serialization must fail here, not later.
+      const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay'), text: line });
+      if (!verdict.ok) return reject('replay', verdict.problems.join('; '), record);
+      trace.phase('verify').emit('record_written', { task_completed: record.result.task_completed });
+      return { status: 'written', id, record, line };
+    } catch (error) {
+      return reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
+    } finally {
+      trace.close();
+    }
+  };
+
+  // Up to `concurrency` episodes run at once; results are written in plan
+  // order, so the files are the same bytes whatever the concurrency.
+  const write = (result: EpisodeResult, done: number) => {
+    let taskCompleted = false;
+    if (result.status === 'written') {
+      episodes.append(result.record, result.line);
+      taskCompleted = result.record.result.task_completed;
+      if (taskCompleted) completed++;
+      for (const fault of result.record.recovery.faults_fired) faultsFired[fault.kind] = (faultsFired[fault.kind] ?? 0) + 1;
+    } else {
+      rejected.append(result.row);
+      rejections.push({ record_id: result.id, stage: result.row.stage, reason: result.row.reason });
+    }
+    options.onEpisode?.({ done, total: plan.length, record_id: result.id, status: result.status, task_completed: taskCompleted });
+  };
+
   try {
-    for (const [index, spec] of plan.entries()) {
-      const id = specRecordId(spec);
-      traceFiles.push(`${id}.jsonl`);
-      const trace = new Trace(runId, new JsonlAppender(join(staging, TRACES_DIR, `${id}.jsonl`)));
-      const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null) => {
-        const row: RejectedRow = { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record };
-        rejected.append(row);
-        rejections.push({ record_id: id, stage, reason });
-        trace.phase('verify').emit('record_rejected', { stage, reason });
-      };
-      let status: EpisodeProgress['status'] = 'rejected';
-      let taskCompleted = false;
-      try {
-        const record = await produceEpisode(spec, policyFor, { producedAt, trace: trace.phase('generate') });
-        const line = JSON.stringify(record);
-        const schemaErrors = validateAgainst('episode-record.v1', record);
-        if (schemaErrors.length > 0) {
-          reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
-        } else {
-          // Replay what will be stored, not the object in memory: a value that
-          // does not survive JSON serialization must fail here, not later.
-          const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay'), text: line });
-          if (!verdict.ok) {
-            reject('replay', verdict.problems.join('; '), record);
-          } else {
-            episodes.append(record, line);
-            status = 'written';
-            taskCompleted = record.result.task_completed;
-            if (taskCompleted) completed++;
-            for (const fault of record.recovery.faults_fired) faultsFired[fault.kind] = (faultsFired[fault.kind] ?? 0) + 1;
-            trace.phase('verify').emit('record_written', { task_completed: taskCompleted });
-          }
-        }
-      } catch (error) {
-        reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
-      } finally {
-        trace.close();
+    const pending = new Map<number, Promise<EpisodeResult>>();
+    let next = 0;
+    for (let written = 0; written < plan.length; written++) {
+      while (next < plan.length && pending.size < concurrency) {
+        pending.set(next, verifyEpisode(plan[next]!));
+        next++;
       }
-      options.onEpisode?.({ done: index + 1, total: plan.length, record_id: id, status, task_completed: taskCompleted });
+      const result = await pending.get(written)!;
+      pending.delete(written);
+      write(result, written + 1);
     }
   } finally {
     // Whatever happened, what was written stays on disk, flushed.

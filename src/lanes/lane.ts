@@ -81,6 +81,7 @@ export interface LaneDocument {
   produced_at: string;
   world: { name: string; config?: JsonObject };
   policy: { kind: 'scripted'; variants?: Record<string, number>; draw?: 'one' | 'each' };
+  model?: { temperature?: number; max_output_tokens?: number; mode?: 'native' | 'raw'; codec?: 'hermes' | 'llama3' | 'mistral' };
   seeds: string;
   limits?: Partial<Limits>;
   faults?: FaultPlan;

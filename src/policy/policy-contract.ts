@@ -19,6 +19,8 @@ export interface ToolCallAction {
   text?: string;
   /** Wait this long before the call (a retry's backoff); traced, never recorded. */
   backoff_ms?: number;
+  /** Further calls the model made in the same turn: one call runs per step, the rest are counted in the trace. */
+  ignored_calls?: number;
 }
 
 export interface MalformedToolCall {

@@ -29,6 +29,7 @@ const MESSAGE = new Struct([
 const CATALOG_UPDATE = new Struct([integer('before_message'), listOf('removed', new Utf8()), listOf('added', TOOL)]);
 const FAULT = new Struct([text('kind'), text('fault'), integer('step'), text('tool', true), integer('call', true), text('detail')]);
 const PREDICATE = new Struct([text('id'), flag('passed'), text('detail', true)]);
+const CLAIM = new Struct([text('tool'), text('sentence'), flag('supported')]);
 /** Every actor has these four; anything else it says about itself is in `details`, JSON-encoded. */
 const ACTOR = new Struct([text('role'), text('kind'), text('name'), text('version'), text('details')]);
 
@@ -48,6 +49,7 @@ export const RECORD_FIELDS: Field[] = [
     text('outcome'),
     text('outcome_detail', true),
     listOf('predicates', PREDICATE),
+    struct('evidence', [listOf('claims', CLAIM), integer('unsupported')]),
     integer('steps'),
     integer('tool_calls'),
     integer('rejected_calls'),

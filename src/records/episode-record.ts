@@ -113,6 +113,8 @@ export interface EpisodeRecord {
     outcome: string;
     outcome_detail?: string;
     predicates: PredicateResult[];
+    /** Claims of the final answer, each checked against the calls that succeeded. */
+    evidence: { claims: { tool: string; sentence: string; supported: boolean }[]; unsupported: number };
     steps: number;
     tool_calls: number;
     rejected_calls: number;

@@ -17,6 +17,7 @@ import { runWorldEpisode } from '../runner/world-episode.js';
 import { worldActor } from '../world/world-actor.js';
 import { getWorld } from '../world/world-registry.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
+import { checkClaims } from './claims.js';
 import { evaluatePredicates } from './predicates.js';
 import { assembleRecord } from './record-assembly.js';
 
@@ -68,14 +69,16 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     ...(options.halt ? { halt: options.halt } : {}),
   });
   const finalSnapshot = world.snapshot(state);
+  const aliases = new Map(faults.filter((fault) => fault.renamed_to).map((fault) => [fault.renamed_to!, fault.tool!]));
   const verdicts = evaluatePredicates(task.predicates, {
     initial: initialSnapshot,
     final: finalSnapshot,
     answer: run.final_text,
     messages: run.messages,
     params: instance.params,
-    aliases: new Map(faults.filter((fault) => fault.renamed_to).map((fault) => [fault.renamed_to!, fault.tool!])),
+    aliases,
   });
+  const evidence = checkClaims(run.final_text, world.tools, run.messages, aliases);
   const faultsFired: FaultFired[] = faults.map((fault) => ({
     kind: fault.kind,
     fault: fault.fault,
@@ -93,6 +96,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     catalog,
     run,
     verdicts,
+    evidence,
     initialSnapshot,
     finalSnapshot,
     actors: [policy.actor, worldActor(world, 'in-memory'), FACTORY_ACTOR],

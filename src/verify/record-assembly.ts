@@ -6,10 +6,11 @@ import type { ToolDescriptor } from '../core/conversation.js';
 import { hashCanonical } from '../core/hashing.js';
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { recordId } from '../lanes/episode-plan.js';
+import { isModelVariant, recordId } from '../lanes/episode-plan.js';
 import type { Lane, Task } from '../lanes/lane.js';
 import { RECORD_FAMILY, RECORD_SCHEMA_VERSION, toRecordMessage, toRecordTool, type EpisodeRecord, type FaultFired } from '../records/episode-record.js';
 import type { AgentRun } from '../runner/agent-loop.js';
+import type { Evidence } from './claims.js';
 import type { PredicateVerdict } from './predicates.js';
 
 export interface RecordParts {
@@ -21,6 +22,7 @@ export interface RecordParts {
   catalog: ToolDescriptor[];
   run: AgentRun;
   verdicts: PredicateVerdict[];
+  evidence: Evidence;
   initialSnapshot: JsonValue;
   finalSnapshot: JsonValue;
   actors: JsonObject[];
@@ -38,8 +40,8 @@ export function regeneratedDirectory(id: string): string {
   return `regenerated/${id}`;
 }
 
-export function generateCommand(lane: string, task: string, seed: number, id: string, variant?: string): string {
-  const only = variant === undefined ? '' : ` --variant ${variant}`;
+export function generateCommand(lane: string, task: string, seed: number, id: string, choice: { variant?: string; policy?: string } = {}): string {
+  const only = choice.policy !== undefined ? ` --policy ${choice.policy}` : choice.variant !== undefined ? ` --variant ${choice.variant}` : '';
   return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}${only} --out ${regeneratedDirectory(id)}`;
 }
 
@@ -49,9 +51,11 @@ export function replayCommand(id: string): string {
 
 export function assembleRecord(parts: RecordParts): EpisodeRecord {
   const { lane, task, seed, run, verdicts } = parts;
-  const each = lane.document.policy.draw === 'each';
-  const id = recordId(lane.name, task.id, seed, each ? parts.variant : undefined);
-  const completed = run.outcome.kind === 'final_answer' && verdicts.every((verdict) => verdict.passed);
+  const model = isModelVariant(parts.variant);
+  const each = !model && lane.document.policy.draw === 'each';
+  const id = recordId(lane.name, task.id, seed, model || each ? parts.variant : undefined);
+  // A claim without a call behind it fails the task, whatever the predicates say.
+  const completed = run.outcome.kind === 'final_answer' && verdicts.every((verdict) => verdict.passed) && parts.evidence.unsupported === 0;
   return {
     record_id: id,
     family: RECORD_FAMILY,
@@ -72,6 +76,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
       outcome: run.outcome.kind,
       ...(run.outcome.detail === undefined ? {} : { outcome_detail: run.outcome.detail }),
       predicates: verdicts,
+      evidence: parts.evidence,
       steps: run.stats.steps,
       tool_calls: run.stats.tool_calls,
       rejected_calls: run.stats.rejected_calls,
@@ -89,7 +94,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
         seed,
         operation: 'generate',
         source_record_id: null,
-        generate_command: generateCommand(lane.name, task.id, seed, id, each ? parts.variant : undefined),
+        generate_command: generateCommand(lane.name, task.id, seed, id, model ? { policy: parts.variant } : each ? { variant: parts.variant } : {}),
         replay_command: replayCommand(id),
         factory_version: FACTORY_VERSION,
       },

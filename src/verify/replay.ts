@@ -7,7 +7,7 @@
 import { canonicalJson } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
 import { jsonDifferences } from '../core/json-diff.js';
-import { everyVariant } from '../lanes/episode-plan.js';
+import { everyVariant, isModelVariant } from '../lanes/episode-plan.js';
 import { findTask, type Lane } from '../lanes/lane.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
@@ -58,8 +58,9 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
   if (!task) return fail(`lane ${lane.name} has no task "${lineage.task}"`);
   const versions = versionMismatch(record);
   if (versions) return fail(versions);
+  const model = isModelVariant(lineage.variant);
   const variants = everyVariant(lane);
-  if (variants && !variants.includes(lineage.variant)) return fail(`/provenance/lineage/variant: lane ${lane.name} runs no variant "${lineage.variant}"`);
+  if (!model && variants && !variants.includes(lineage.variant)) return fail(`/provenance/lineage/variant: lane ${lane.name} runs no variant "${lineage.variant}"`);
 
   let actions;
   try {
@@ -81,7 +82,11 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
 
   let rebuilt: EpisodeRecord;
   try {
-    const spec = lane.document.policy.draw === 'each' ? { lane, task, seed: lineage.seed, variant: lineage.variant } : { lane, task, seed: lineage.seed };
+    const spec = model
+      ? { lane, task, seed: lineage.seed, policy: lineage.variant }
+      : lane.document.policy.draw === 'each'
+        ? { lane, task, seed: lineage.seed, variant: lineage.variant }
+        : { lane, task, seed: lineage.seed };
     rebuilt = await produceEpisode(spec, policyFor, {
       producedAt: record.provenance.produced_at,
       trace: options.trace,

@@ -12,6 +12,12 @@ export interface ToolSpec {
   outputSchema?: JsonObject;
   /** MCP tool annotations; `readOnlyHint` is how a fault layer tells reads from writes. */
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  /**
+   * Regular expressions (case-insensitive) for sentences of a final answer that
+   * claim this tool's effect happened ("I closed the issue"). Verification
+   * requires a successful call behind every such claim. Never shown to a policy.
+   */
+  claims?: string[];
 }
 
 export type ToolOutcome = { ok: true; value: JsonObject } | { ok: false; message: string };

@@ -123,7 +123,11 @@ describe('episode-factory proxy in front of @modelcontextprotocol/server-memory'
     send({ method: 'notifications/initialized' });
     send({ id: 2, method: 'tools/list', params: {} });
     for (let id = 3; id < 13; id++) send({ id, method: 'tools/call', params: { name: 'read_graph', arguments: {} } });
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Wait for the handshake and the listing to be answered (the chaos plan may
+    // slow calls down), then leave: the proxy must end the session cleanly.
+    const answered = (id: number) => stdout.split('\n').slice(0, -1).some((line) => JSON.parse(line).id === id);
+    for (let waited = 0; waited < 30_000 && !(answered(1) && answered(2)); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     child.stdin.end();
     await new Promise((resolve) => child.once('exit', resolve));
     const lines = stdout.trim().split('\n');

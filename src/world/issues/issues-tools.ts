@@ -65,6 +65,7 @@ const issueResult = objectSchema({ issue: fullIssue }, ['issue']);
 export const ISSUES_TOOLS: readonly ToolSpec[] = [
   {
     name: 'search_issues',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:searched|looked through|went through)\\b'],
     annotations: { readOnlyHint: true },
     description:
       'Search issues in the repository. Every word of the query must appear in the title or body (case-insensitive). ' +
@@ -86,6 +87,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_issue',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:checked|looked at|read|opened)\\s+(?:the\\s+)?issue\\b'],
     annotations: { readOnlyHint: true },
     description: 'Get one issue by number, with its body, labels, assignee, priority and comments.',
     inputSchema: objectSchema({ number: issueNumber }, ['number']),
@@ -93,6 +95,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_user',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?looked up\\b'],
     annotations: { readOnlyHint: true },
     description: 'Get a user by login: their display name and email address.',
     inputSchema: objectSchema({ login }, ['login']),
@@ -108,6 +111,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'create_issue',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:created|opened|filed)\\s+(?:a|an|the)\\s+(?:new\\s+)?issue', '^(?:created|opened|filed)\\s+(?:a\\s+|an\\s+)?(?:new\\s+)?issue'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Create a new issue. Labels must be existing labels; the assignee must be an existing login.',
     inputSchema: objectSchema(
@@ -124,6 +128,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'update_issue',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:updated|reassigned|assigned|changed|set)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     description: 'Change fields of an existing issue: title, body, assignee (null to unassign), priority or due date.',
     inputSchema: objectSchema(
@@ -147,6 +152,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'close_issue',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?closed\\b', '^closed\\b'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Close an open issue with a reason. A duplicate must name the issue it duplicates in `duplicate_of`.',
     inputSchema: objectSchema(
@@ -161,6 +167,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'add_label',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:replaced|swapped)\\s+(?:the\\s+)?\\S+\\s+label\\b', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:added|applied)\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:re)?labell?ed\\b'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     description: 'Add a label to an issue. Adding a label the issue already has changes nothing.',
     inputSchema: objectSchema({ number: issueNumber, label }, ['number', 'label']),
@@ -168,6 +175,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'remove_label',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:replaced|swapped)\\s+(?:the\\s+)?\\S+\\s+label\\b', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?removed\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)', '^removed\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description: 'Remove a label from an issue. Fails if the issue does not carry that label.',
     inputSchema: objectSchema({ number: issueNumber, label }, ['number', 'label']),
@@ -175,6 +183,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'add_comment',
+    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:posted|added|left)\\s+(?:a\\s+|the\\s+|your\\s+)?comment', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?commented\\b', '^(?:posted|added|left)\\s+(?:a\\s+|the\\s+)?comment'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Add a comment to an issue, optionally notifying people by email. Returns the new comment and the comment count.',
     inputSchema: objectSchema(

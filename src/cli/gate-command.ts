@@ -1,0 +1,81 @@
+// Owns the `gate` command: a policy's tool calling, judged on a fixed battery,
+// one line per episode and one verdict line; or two policies compared on the
+// same episodes.
+
+import type { Command } from 'commander';
+import { FactoryError } from '../core/errors.js';
+import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
+import { compareGates, formatComparison, formatGateEpisode, formatGateVerdict, GATE_CONDITIONS, runGate } from '../factory/tool-calling-gate.js';
+import { loadLane } from '../lanes/lane-loader.js';
+import { parseSeedRange } from '../lanes/seed-range.js';
+import { type Streams, writeJson } from './output.js';
+
+interface GateFlags {
+  policy: string;
+  compare?: string[];
+  turns?: string;
+  seeds?: string;
+  ollamaHost?: string;
+  mode?: string;
+  codec?: string;
+  json?: boolean;
+}
+
+export function registerGate(program: Command, streams: Streams, setExit: (status: number) => void): void {
+  program
+    .command('gate')
+    .summary("judge a policy's tool calling on a fixed battery of a lane's episodes")
+    .description(
+      "Plays the lane's episodes (its default seeds, or --seeds) with the policy and prints one line per episode (tool " +
+        'calls emitted and executed, rejected calls, whether a cap was hit, whether the task was done, wall seconds, the ' +
+        'start of the task) and a verdict line. PASS needs: every episode answered, no cap hit (steps, tool calls, wall ' +
+        `time), at least ${GATE_CONDITIONS.tool_turn_share * 100}% of episodes using tools, and at least ` +
+        `${GATE_CONDITIONS.contract_share * 100}% of emitted calls keeping the contract (well-formed, to a real tool, about ` +
+        'an entity that exists). Completion carries a Wilson 95% interval. --compare A B plays two policies on the same ' +
+        'episodes and reports the paired difference with an exact McNemar p-value. Exit 0 pass, 1 fail (naming each ' +
+        'missed condition), 2 for a precondition (Ollama down, model not pulled).',
+    )
+    .argument('<lane>', 'a lane name or path')
+    .option('--policy <policy>', 'scripted, or ollama:<model>', 'scripted')
+    .option('--compare <policies...>', 'two policies to compare on the same episodes, e.g. --compare scripted ollama:qwen2.5:1.5b')
+    .option('--turns <n>', 'only the first N episodes: a fast loop')
+    .option('--seeds <A..B>', "seed range (default: the lane's)")
+    .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
+    .option('--mode <mode>', 'native or raw (with a model)')
+    .option('--codec <name>', 'hermes, llama3 or mistral (with a model)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nExamples:\n  episode-factory gate tool-world-v1 --policy ollama:qwen2.5:1.5b\n  episode-factory gate tool-world-v1 --policy ollama:qwen2.5:1.5b --turns 3\n  episode-factory gate tool-world-v1 --compare ollama:qwen2.5:1.5b ollama:llama3.2:3b')
+    .action(async (laneReference: string, flags: GateFlags) => {
+      const lane = loadLane(laneReference);
+      const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
+      const turns = flags.turns === undefined ? undefined : Number(flags.turns);
+      const modelOptions = { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec };
+      const labels = flags.compare ?? [flags.policy];
+      if (flags.compare && flags.compare.length !== 2) {
+        throw new FactoryError('usage', `--compare takes two policies, got ${flags.compare.length}`, { fix: 'write --compare <a> <b>, e.g. --compare scripted ollama:qwen2.5:1.5b' });
+      }
+      // Every model is checked before any episode runs.
+      const prepared = [];
+      for (const label of labels) prepared.push(await preparePolicy(lane, parsePolicySpec(label), modelOptions));
+      const results = [];
+      for (const [index, policy] of prepared.entries()) {
+        const label = labels[index]!;
+        if (!flags.json && prepared.length > 1) streams.stdout.write(`${label}\n`);
+        results.push(
+          await runGate({ lane, policy, label, seeds, turns, onEpisode: (episode) => !flags.json && streams.stdout.write(formatGateEpisode(episode) + '\n') }),
+        );
+        if (!flags.json) streams.stdout.write(formatGateVerdict(results[index]!) + '\n');
+      }
+      if (results.length === 2) {
+        const comparison = compareGates(results[0]!, results[1]!);
+        if (flags.json) writeJson(streams, comparison);
+        else streams.stdout.write(formatComparison(comparison) + '\n');
+        setExit(0);
+        return;
+      }
+      const result = results[0]!;
+      if (flags.json) writeJson(streams, result);
+      else for (const miss of result.missed) streams.stdout.write(`MISS ${miss}\n`);
+      setExit(result.pass ? 0 : 1);
+    });
+}
