@@ -54,6 +54,12 @@ export function toRecordMessage(message: Message): RecordMessage {
   return { ...rest, tool_calls: calls.map((call) => ({ id: call.id, name: call.name, arguments: JSON.stringify(call.arguments ?? null) })) };
 }
 
+/** The conversation as the runtime holds it: arguments decoded back into values. */
+export function fromRecordMessage(message: RecordMessage): Message {
+  if (message.role !== 'assistant' || !message.tool_calls) return message as Message;
+  return { ...message, tool_calls: message.tool_calls.map((call) => ({ id: call.id, name: call.name, arguments: JSON.parse(call.arguments) as unknown })) };
+}
+
 export interface PredicateResult {
   id: string;
   passed: boolean;

@@ -19,6 +19,7 @@ describe('from generate to training-ready files', () => {
       [['audit', 'datasets/dpo-clean', '--parent', 'datasets/tool-world-dpo-v1'], /manifest ok, lines ok, ids ok, provenance ok, reproduction ok\n$/],
       [['split', 'datasets/dpo-clean', '--test', '0.2'], /^split datasets\/dpo-clean: train \d+ records \(4 tasks\), test \d+ records \(1 task: /],
       [['export', 'sft', 'datasets/dpo-clean', '--out', 'sft.jsonl'], /^export sft datasets\/dpo-clean: \d+ rows from \d+ records/],
+      [['export', 'sft', 'datasets/dpo-clean', '--out', 'sft-qwen.jsonl', '--render', 'hermes'], /rendered with hermes -> sft-qwen\.jsonl\n$/],
       [['export', 'dpo', 'datasets/tool-world-dpo-v1', '--out', 'dpo.jsonl'], /^export dpo datasets\/tool-world-dpo-v1: [1-9]\d* pairs from 5 task\/seed groups/],
       [['card', 'datasets/dpo-clean'], /^datasets\/dpo-clean\/README\.md\n$/],
       [['audit', 'datasets/dpo-clean', '--parent', 'datasets/tool-world-dpo-v1'], /reproduction ok\n$/],
@@ -31,6 +32,8 @@ describe('from generate to training-ready files', () => {
     for (const file of ['episodes.jsonl', 'episodes.arrow', 'episodes.parquet', 'dropped.jsonl', 'dedup.json', 'train.jsonl', 'test.jsonl', 'split.json', 'README.md', 'manifest.json']) {
       assert.ok(existsSync(join(workdir, 'datasets', 'dpo-clean', file)), file);
     }
+    const rendered = JSON.parse(readFileSync(join(workdir, 'sft-qwen.jsonl'), 'utf8').split('\n')[0]!);
+    assert.ok(rendered.text.startsWith('<|im_start|>system\n') && rendered.text.endsWith('<|im_end|>\n'), 'the conversation in Qwen\'s template');
     const stats = JSON.parse(cli(workdir, 'stats', 'datasets/dpo-clean', '--json').stdout);
     const kept = readFileSync(join(workdir, 'datasets', 'dpo-clean', 'episodes.jsonl'), 'utf8').split('\n').filter(Boolean).length;
     assert.equal(stats.records, kept);

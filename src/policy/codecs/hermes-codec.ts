@@ -94,6 +94,7 @@ export const hermesCodec: ModelCodec = {
   name: 'hermes',
   families: ['qwen2', 'qwen2.5', 'qwen3', 'qwen'],
   stop: [END],
+  generationPrompt: '<|im_start|>assistant\n',
   render,
   parse,
 };

@@ -117,6 +117,7 @@ export const llama3Codec: ModelCodec = {
   name: 'llama3',
   families: ['llama', 'llama3', 'llama3.1', 'llama3.2'],
   stop: [END_OF_TURN, END_OF_MESSAGE],
+  generationPrompt: header('assistant'),
   render,
   parse,
 };

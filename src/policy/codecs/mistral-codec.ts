@@ -88,6 +88,7 @@ export const mistralCodec: ModelCodec = {
   name: 'mistral',
   families: ['mistral', 'mixtral'],
   stop: [END],
+  generationPrompt: '',
   render,
   parse,
 };

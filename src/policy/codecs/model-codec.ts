@@ -15,6 +15,8 @@ export interface ModelCodec {
   readonly families: readonly string[];
   /** Stop sequences for raw generation: where the family ends an assistant turn. */
   readonly stop: readonly string[];
+  /** What `render` appends after the conversation to open the assistant's turn ("" when the family needs nothing). */
+  readonly generationPrompt: string;
   /**
    * The whole prompt for raw generation: the system message with the tools,
    * every message so far, and the opening of the assistant's next turn.
@@ -22,4 +24,11 @@ export interface ModelCodec {
   render(messages: readonly Message[], tools: readonly ToolDescriptor[]): string;
   /** One assistant turn, as the model wrote it, into exactly one action. */
   parse(text: string): Action;
+}
+
+/** The conversation as the family's template writes it, without opening a new assistant turn: training text. */
+export function renderTranscript(codec: ModelCodec, messages: readonly Message[], tools: readonly ToolDescriptor[]): string {
+  const prompt = codec.render(messages, tools);
+  if (!prompt.endsWith(codec.generationPrompt)) throw new Error(`${codec.name} render does not end with its generation prompt`);
+  return prompt.slice(0, prompt.length - codec.generationPrompt.length);
 }
