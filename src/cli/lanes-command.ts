@@ -1,15 +1,16 @@
-// Owns the `lanes` commands: list the lanes the factory can find, and show one
-// lane in detail. A lane that does not validate is listed as invalid, not
-// allowed to break the listing.
+// Owns the `lanes` commands: list the lanes the factory can find, show one
+// lane in detail, and check that lanes' hidden predicates are sound. A lane
+// that does not validate is listed as invalid, not allowed to break the listing.
 
 import type { Command } from 'commander';
 import { basename } from 'node:path';
 import { FactoryError, errorMessage } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
 import { listLaneFiles, loadLane } from '../lanes/lane-loader.js';
-import { formatSeedRange } from '../lanes/seed-range.js';
+import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
+import { checkLaneSoundness, defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
 import { getWorld } from '../world/world-registry.js';
-import { type Streams, writeJson } from './output.js';
+import { ProgressLine, type Streams, writeJson } from './output.js';
 
 interface LaneRow {
   name: string;
@@ -17,6 +18,8 @@ interface LaneRow {
   valid: boolean;
   world?: string;
   tasks?: number;
+  /** Task ids: the same task in two lanes of one world is one task. */
+  task_ids?: string[];
   seeds?: string;
   policy?: string;
   description?: string;
@@ -32,6 +35,7 @@ function laneRow(path: string): LaneRow {
       valid: true,
       world: lane.document.world.name,
       tasks: lane.document.tasks.length,
+      task_ids: lane.document.tasks.map((task) => task.id),
       seeds: formatSeedRange(lane.seeds),
       policy: lane.document.policy.kind,
       description: lane.document.description,
@@ -67,11 +71,12 @@ export function describeLane(lane: Lane): object {
       user: task.user,
       solution: task.solution.map((step) => ('call' in step ? step.call : 'answer')),
       predicates: task.predicates.map((predicate) => predicate.id),
+      wrong: (task.wrong ?? []).map((wrong) => wrong.id),
     })),
   };
 }
 
-export function registerLanes(program: Command, streams: Streams): void {
+export function registerLanes(program: Command, streams: Streams, setExit: (status: number) => void): void {
   const lanes = program.command('lanes').summary('list lanes, or show one').description('Inspect the lanes the factory can find: lanes/ under the working directory, then the built-in lanes.');
 
   lanes
@@ -85,6 +90,9 @@ export function registerLanes(program: Command, streams: Streams): void {
         streams.stdout.write('no lanes found: add lanes/<name>.json (see README: "Adding a lane")\n');
         return;
       }
+      const valid = rows.filter((row) => row.valid);
+      const worlds = new Set(valid.map((row) => row.world));
+      const tasks = new Set(valid.flatMap((row) => (row.task_ids ?? []).map((id) => `${row.world}/${id}`)));
       streams.stdout.write(
         table([
           ['NAME', 'WORLD', 'TASKS', 'SEEDS', 'POLICY', 'DESCRIPTION'],
@@ -93,7 +101,7 @@ export function registerLanes(program: Command, streams: Streams): void {
               ? [row.name, row.world!, String(row.tasks), row.seeds!, row.policy!, clip(row.description!, 70)]
               : [row.name, '-', '-', '-', '-', `INVALID: ${row.problem}`],
           ),
-        ]),
+        ]) + `${rows.length} lanes on ${worlds.size} worlds, ${tasks.size} distinct tasks${rows.length > valid.length ? `, ${rows.length - valid.length} invalid` : ''}\n`,
       );
     });
 
@@ -124,11 +132,84 @@ export function registerLanes(program: Command, streams: Streams): void {
         if (task.params.length) out.push(`    params      ${task.params.join(', ')}`);
         out.push(`    solution    ${task.solution.join(' -> ')}`);
         out.push(`    predicates  ${task.predicates.join(', ')} (hidden from the policy)`);
+        if (task.wrong.length) out.push(`    wrong       ${task.wrong.join(', ')} (must fail; see lanes check)`);
       }
       streams.stdout.write(out.join('\n') + '\n');
+    });
+
+  lanes
+    .command('check')
+    .description(
+      'Prove lanes\' hidden predicates sound, task by task, on several seeds with no faults: the scripted solution must pass ' +
+        'every predicate, a policy that answers at once must fail, and every wrong trajectory the task declares (the wrong ' +
+        'record, a near-twin tool, a forbidden side effect) must fail a predicate. Prints a row per task; exits 1 if any ' +
+        'task is unsound, 2 for a lane that does not load.',
+    )
+    .argument('[lanes...]', 'lane names or paths')
+    .option('--all', 'check every lane `lanes list` finds')
+    .option('--seeds <range>', `seeds to play, A..B (default: each lane's first ${DEFAULT_CHECK_SEEDS})`)
+    .option('--task <id...>', 'only these tasks')
+    .option('--json', 'print the results as JSON')
+    .action(async (references: string[], flags: { all?: boolean; seeds?: string; task?: string[]; json?: boolean }) => {
+      if (flags.all && references.length > 0) throw new FactoryError('usage', 'name lanes or pass --all, not both', { fix: 'drop the lane names or --all' });
+      const paths = flags.all ? listLaneFiles() : references;
+      if (paths.length === 0) throw new FactoryError('usage', 'no lane to check', { fix: 'name a lane (see `lanes list`) or pass --all' });
+      const loaded = paths.map((path) => loadLane(path));
+      const seeds = flags.seeds === undefined ? undefined : parseSeedRange(flags.seeds);
+      const progress = new ProgressLine(streams.stderr, !flags.json);
+      const results: TaskSoundness[] = [];
+      for (const lane of loaded) {
+        progress.update(`checking ${lane.name}…`);
+        results.push(
+          ...(await checkLaneSoundness(lane, {
+            ...(seeds ? { seeds } : {}),
+            ...(flags.task ? { taskIds: flags.task } : {}),
+            onTask: (result) => progress.update(`checking ${lane.name}: ${result.task} ${result.sound ? 'sound' : 'UNSOUND'}`),
+          })),
+        );
+      }
+      progress.clear();
+      const unsound = results.filter((result) => !result.sound);
+      if (flags.json) {
+        writeJson(streams, { ok: unsound.length === 0, lanes: loaded.length, tasks: results.length, unsound: unsound.length, results });
+      } else {
+        streams.stdout.write(soundnessTable(results));
+        for (const result of unsound) {
+          streams.stdout.write(`\nUNSOUND ${result.lane} ${result.task}\n`);
+          for (const problem of result.problems) streams.stdout.write(`  ${problem}\n`);
+        }
+        const seedNote = seeds ? formatSeedRange(seeds) : loaded.length === 1 ? formatSeedRange(defaultCheckSeeds(loaded[0]!)) : `each lane's first ${DEFAULT_CHECK_SEEDS}`;
+        streams.stdout.write(
+          `lanes check: ${loaded.length} lane${loaded.length === 1 ? '' : 's'}, ${results.length} tasks, seeds ${seedNote}: ` +
+            (unsound.length === 0 ? 'all sound\n' : `${unsound.length} unsound\n`),
+        );
+      }
+      setExit(unsound.length === 0 ? 0 : 1);
     });
 }
 
 function clip(text: string, max: number): string {
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+/** "3/3": how many runs of a kind behaved as they must, out of how many there were. */
+function tally(result: TaskSoundness, kind: TaskSoundness['runs'][number]['kind']): string {
+  const runs = result.runs.filter((run) => run.kind === kind);
+  if (runs.length === 0) return 'none';
+  return `${runs.filter((run) => run.sound).length}/${runs.length} ${runs[0]!.expected === 'pass' ? 'pass' : 'fail'}`;
+}
+
+function soundnessTable(results: readonly TaskSoundness[]): string {
+  return table([
+    ['LANE', 'TASK', 'KIND', 'SOLUTION', 'DO-NOTHING', 'WRONG', 'VERDICT'],
+    ...results.map((result) => [
+      result.lane,
+      result.task,
+      result.tags.join(',') || '-',
+      tally(result, 'solution'),
+      tally(result, 'do-nothing'),
+      tally(result, 'wrong'),
+      result.sound ? 'sound' : `UNSOUND (${[...new Set(result.runs.filter((run) => !run.sound).map(label))].join(', ') || 'no wrong trajectory'})`,
+    ]),
+  ]);
 }

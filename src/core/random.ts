@@ -19,6 +19,8 @@ export interface Random {
   /** Picks a key with probability proportional to its weight. */
   weighted<K extends string>(weights: Readonly<Record<K, number>>): K;
   hex(length: number): string;
+  /** `count` distinct integers in [min, max], in draw order (ids that must not collide). */
+  distinctIntegers(count: number, min: number, max: number): number[];
 }
 
 export function substream(seed: number | string, label: string): Random {
@@ -67,6 +69,12 @@ function wrap(source: () => number): Random {
         if (point < 0) return key;
       }
       return entries[entries.length - 1]![0];
+    },
+    distinctIntegers(count, min, max) {
+      if (count > max - min + 1) throw new RangeError(`distinctIntegers(${count}, ${min}, ${max}): the range holds fewer than ${count} integers`);
+      const drawn = new Set<number>();
+      while (drawn.size < count) drawn.add(random.int(min, max));
+      return [...drawn];
     },
     hex(length) {
       let out = '';

@@ -10,7 +10,7 @@ import { deepTemplateRoots, templateExpressions, templateRoots } from '../core/t
 import { SCRIPTED_VARIANTS } from '../policy/scripted-policy.js';
 import { findWorld, worldNames } from '../world/world-registry.js';
 import { LIST_FAULTS, type FaultPlan } from '../world/faults/fault-plan.js';
-import type { LaneDocument, Predicate, Task } from './lane.js';
+import type { LaneDocument, Predicate, SolutionStep, Task } from './lane.js';
 
 export function checkLane(document: LaneDocument, file: string, expectedName: string | undefined): Problem[] {
   const problems: Problem[] = [];
@@ -70,48 +70,9 @@ function checkReferences(text: unknown, known: ReadonlySet<string>, tokens: (str
 }
 
 function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
-  const params = new Set<string>();
-  for (const [name, spec] of Object.entries(task.params ?? {})) {
-    if ('from' in spec) {
-      checkReferences(spec.from, params, [...base, 'params', name, 'from'], at);
-      if (spec.where) checkReferences(spec.where, params, [...base, 'params', name, 'where'], at);
-    }
-    params.add(name);
-  }
+  const params = checkParams(task.params, new Set(), [...base, 'params'], at);
   checkReferences(task.user, params, [...base, 'user'], at);
-
-  const known = new Set(params);
-  task.solution.forEach((step, index) => {
-    const tokens = [...base, 'solution', index];
-    if ('answer' in step) {
-      if (index !== task.solution.length - 1) at(tokens, 'an answer must be the last step of a solution');
-      checkReferences(step.answer, known, [...tokens, 'answer'], at);
-      return;
-    }
-    const checkTool = (name: string, where: (string | number)[]) => {
-      if (toolNames && !toolNames.has(name)) at(where, `unknown tool "${name}"; this world has: ${[...toolNames].join(', ')}`);
-    };
-    checkTool(step.call, [...tokens, 'call']);
-    checkReferences(step.arguments, known, [...tokens, 'arguments'], at);
-    if (step.before) {
-      checkTool(step.before.call, [...tokens, 'before', 'call']);
-      checkReferences(step.before.arguments, known, [...tokens, 'before', 'arguments'], at);
-    }
-    if (step.as) {
-      if (known.has(step.as)) at([...tokens, 'as'], `"${step.as}" is already defined`);
-      known.add(step.as);
-    }
-    if (step.after) {
-      checkTool(step.after.call, [...tokens, 'after', 'call']);
-      checkReferences(step.after.arguments, known, [...tokens, 'after', 'arguments'], at);
-      checkReferences(step.after.expect, known, [...tokens, 'after', 'expect'], at);
-      if (step.after.expect.equals !== undefined && step.after.expect.contains !== undefined) {
-        at([...tokens, 'after', 'expect'], 'use one of equals or contains, not both');
-      }
-    }
-  });
-  const last = task.solution[task.solution.length - 1];
-  if (last && !('answer' in last)) at([...base, 'solution'], 'must end with an {"answer": ...} step');
+  checkSolution(task.solution, params, [...base, 'solution'], toolNames, at);
 
   // The policy may know only what the user said: a parameter value the
   // solution uses must appear, by the same expression, in the user message.
@@ -141,6 +102,71 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
     ids.add(predicate.id);
     checkPredicate(predicate, [...base, 'predicates', index], params, toolNames, at);
   });
+  const wrongIds = new Set<string>();
+  task.wrong?.forEach((wrong, index) => {
+    const tokens = [...base, 'wrong', index];
+    if (wrongIds.has(wrong.id)) at([...tokens, 'id'], `duplicate wrong trajectory id "${wrong.id}"`);
+    wrongIds.add(wrong.id);
+    for (const name of Object.keys(wrong.params ?? {})) {
+      if (params.has(name)) at([...tokens, 'params', name], `"${name}" is already a parameter of the task; give it another name`);
+    }
+    const known = checkParams(wrong.params, params, [...tokens, 'params'], at);
+    checkSolution(wrong.solution, known, [...tokens, 'solution'], toolNames, at);
+  });
+}
+
+/** Checks parameter templates in order; returns every name defined after them. */
+function checkParams(specs: Task['params'], defined: ReadonlySet<string>, base: (string | number)[], at: Report): Set<string> {
+  const known = new Set(defined);
+  for (const [name, spec] of Object.entries(specs ?? {})) {
+    if ('from' in spec) {
+      checkReferences(spec.from, known, [...base, name, 'from'], at);
+      if (spec.where) checkReferences(spec.where, known, [...base, name, 'where'], at);
+    }
+    known.add(name);
+  }
+  return known;
+}
+
+function checkSolution(
+  solution: readonly SolutionStep[],
+  params: ReadonlySet<string>,
+  base: (string | number)[],
+  toolNames: ReadonlySet<string> | undefined,
+  at: Report,
+): void {
+  const known = new Set(params);
+  solution.forEach((step, index) => {
+    const tokens = [...base, index];
+    if ('answer' in step) {
+      if (index !== solution.length - 1) at(tokens, 'an answer must be the last step of a solution');
+      checkReferences(step.answer, known, [...tokens, 'answer'], at);
+      return;
+    }
+    const checkTool = (name: string, where: (string | number)[]) => {
+      if (toolNames && !toolNames.has(name)) at(where, `unknown tool "${name}"; this world has: ${[...toolNames].join(', ')}`);
+    };
+    checkTool(step.call, [...tokens, 'call']);
+    checkReferences(step.arguments, known, [...tokens, 'arguments'], at);
+    if (step.before) {
+      checkTool(step.before.call, [...tokens, 'before', 'call']);
+      checkReferences(step.before.arguments, known, [...tokens, 'before', 'arguments'], at);
+    }
+    if (step.as) {
+      if (known.has(step.as)) at([...tokens, 'as'], `"${step.as}" is already defined`);
+      known.add(step.as);
+    }
+    if (step.after) {
+      checkTool(step.after.call, [...tokens, 'after', 'call']);
+      checkReferences(step.after.arguments, known, [...tokens, 'after', 'arguments'], at);
+      checkReferences(step.after.expect, known, [...tokens, 'after', 'expect'], at);
+      if (step.after.expect.equals !== undefined && step.after.expect.contains !== undefined) {
+        at([...tokens, 'after', 'expect'], 'use one of equals or contains, not both');
+      }
+    }
+  });
+  const last = solution[solution.length - 1];
+  if (last && !('answer' in last)) at(base, 'must end with an {"answer": ...} step');
 }
 
 export function checkFaultPlan(plan: FaultPlan, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
@@ -178,9 +204,9 @@ function checkPredicate(
   const present = (keys: readonly string[]) => keys.filter((key) => (predicate as Record<string, unknown>)[key] !== undefined);
   const allowed: Record<string, readonly string[]> = {
     all: [], any: [], not: [], answer: [],
-    path: PATH_OPERATORS, unchanged: ['except'], count: BOUNDS, calls: BOUNDS,
+    path: PATH_OPERATORS, unchanged: ['except', 'allow_added'], count: BOUNDS, calls: BOUNDS,
   };
-  for (const key of ['equals', 'contains', 'exists', 'except', 'min', 'max']) {
+  for (const key of ['equals', 'contains', 'exists', 'except', 'allow_added', 'min', 'max']) {
     if ((predicate as Record<string, unknown>)[key] !== undefined && !allowed[group!]!.includes(key)) {
       at([...tokens, key], `is not used with "${group}"`);
     }
@@ -196,7 +222,8 @@ function checkPredicate(
   }
   if (group === 'answer' && predicate.answer!.matches !== undefined) {
     try {
-      new RegExp(predicate.answer!.matches, 'u');
+      // Templates are filled in before the regex is built; a parameter stands in as plain text here.
+      new RegExp(predicate.answer!.matches.replace(/\{\{[^{}]*\}\}/g, 'x'), 'u');
     } catch (error) {
       at([...tokens, 'answer', 'matches'], `not a valid regular expression: ${(error as Error).message}`);
     }

@@ -56,6 +56,8 @@ export interface Predicate {
   exists?: boolean;
   unchanged?: string;
   except?: string[];
+  /** With `unchanged`: keys absent from the initial snapshot (records the episode created) may appear. */
+  allow_added?: boolean;
   count?: { path: string; where?: Where; snapshot?: 'initial' | 'final' };
   calls?: { tool: string; ok?: boolean };
   min?: number;
@@ -71,6 +73,16 @@ export interface Task {
   user: string;
   solution: SolutionStep[];
   predicates: (Predicate & { id: string })[];
+  /** Trajectories the predicates must fail (checked by `lanes check`). */
+  wrong?: WrongTrajectory[];
+}
+
+/** A plausible wrong way to do a task: its own solution, and values drawn after the task's own. */
+export interface WrongTrajectory {
+  id: string;
+  description: string;
+  params?: Record<string, ParamSpec>;
+  solution: SolutionStep[];
 }
 
 export interface LaneDocument {

@@ -7,7 +7,7 @@ import { canonicalEquals, canonicalJson } from '../core/canonical-json.js';
 import type { Message } from '../core/conversation.js';
 import { isJsonObject, type JsonValue } from '../core/json-value.js';
 import { resolvePointer } from '../core/json-pointer.js';
-import { renderDeep, renderText } from '../core/template.js';
+import { evaluateExpression, renderDeep, renderText } from '../core/template.js';
 import type { Predicate, Query, Where } from '../lanes/lane.js';
 import { collectionAt, fieldValue, matchesWhere } from '../lanes/where-clause.js';
 
@@ -58,8 +58,9 @@ export function evaluatePredicate(predicate: Predicate, context: PredicateContex
   }
   const { all: _all, any: _any, not: _not, ...leaf } = predicate;
   const rendered = renderDeep(leaf, context.params) as Predicate;
+  if (leaf.answer?.matches !== undefined) rendered.answer!.matches = renderPattern(leaf.answer.matches, context.params);
   if (rendered.path !== undefined) return evaluatePath(rendered, context);
-  if (rendered.unchanged !== undefined) return evaluateUnchanged(rendered.unchanged, rendered.except ?? [], context);
+  if (rendered.unchanged !== undefined) return evaluateUnchanged(rendered.unchanged, rendered.except ?? [], rendered.allow_added === true, context);
   if (rendered.count) {
     const snapshot = rendered.count.snapshot === 'initial' ? context.initial : context.final;
     const items = collectionAt(snapshot, rendered.count.path);
@@ -106,11 +107,11 @@ function evaluatePath(predicate: Predicate, context: PredicateContext): Verdict 
   return { passed: false, detail: `${path} is ${canonicalJson(value)}, which is neither a list nor a string` };
 }
 
-function evaluateUnchanged(pointer: string, except: readonly string[], context: PredicateContext): Verdict {
+function evaluateUnchanged(pointer: string, except: readonly string[], allowAdded: boolean, context: PredicateContext): Verdict {
   const before = resolvePointer(context.initial, pointer);
   const after = resolvePointer(context.final, pointer);
   const where = pointer || 'the world';
-  if (except.length === 0 || !isJsonObject(before.value) || !isJsonObject(after.value)) {
+  if ((except.length === 0 && !allowAdded) || !isJsonObject(before.value) || !isJsonObject(after.value)) {
     const same = before.found === after.found && canonicalEquals(before.value ?? null, after.value ?? null);
     return { passed: same, detail: same ? `${where} unchanged` : `${where} changed` };
   }
@@ -118,9 +119,12 @@ function evaluateUnchanged(pointer: string, except: readonly string[], context: 
   const initial = before.value;
   const final = after.value;
   const keys = new Set([...Object.keys(initial), ...Object.keys(final)]);
-  const changed = [...keys].filter((key) => !allowed.has(key) && !canonicalEquals(initial[key] ?? null, final[key] ?? null)).sort();
+  // A record created during the episode is not a change to an existing one.
+  const added = (key: string) => allowAdded && !Object.prototype.hasOwnProperty.call(initial, key);
+  const changed = [...keys].filter((key) => !allowed.has(key) && !added(key) && !canonicalEquals(initial[key] ?? null, final[key] ?? null)).sort();
+  const apart = [...allowed, ...(allowAdded ? ['new keys'] : [])].join(', ');
   return changed.length === 0
-    ? { passed: true, detail: `${where} unchanged apart from ${[...allowed].join(', ')}` }
+    ? { passed: true, detail: `${where} unchanged apart from ${apart}` }
     : { passed: false, detail: `${where} changed at ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}` };
 }
 
@@ -141,6 +145,13 @@ function queryValues(query: Query, context: PredicateContext): string[] | undefi
     .map((item) => fieldValue(item, query.field))
     .filter((field) => field.found && field.value !== null)
     .map((field) => renderText(field.value));
+}
+
+/** A parameter inside a regular expression stands for its value as literal text ("$124.99" matches only itself). */
+function renderPattern(pattern: string, params: Readonly<Record<string, JsonValue>>): string {
+  return pattern.replace(/\{\{\s*([^{}]+?)\s*\}\}/g, (_, expression: string) =>
+    renderText(evaluateExpression(expression, params)).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+  );
 }
 
 /** Case-insensitive, and only as a whole token: "42" is not found inside "1423". */
@@ -166,6 +177,8 @@ function evaluateAnswer(answer: NonNullable<Predicate['answer']>, context: Predi
     values = queryValues(query, context);
     if (!values) return { passed: false, detail: `${query.path} is not a list or map` };
     wantPresent = answer.contains_all !== undefined;
+    // "Names every one of nothing" would pass any answer: a query that finds nothing is a failed check, not a vacuous pass.
+    if (wantPresent && values.length === 0) return { passed: false, detail: `nothing in ${query.path} matches the query, so there is nothing the answer could name` };
   }
   const wrong = values.filter((value) => answerMentions(text, value) !== wantPresent);
   if (wrong.length === 0) return { passed: true, detail: `answer ${wantPresent ? 'mentions' : 'avoids'} all of ${values.length}` };

@@ -4,9 +4,13 @@
 
 import { FactoryError } from '../core/errors.js';
 import type { World } from './world-contract.js';
+import { calendarWorld } from './calendar/calendar-world.js';
+import { filesWorld } from './files/files-world.js';
 import { issuesWorld } from './issues/issues-world.js';
+import { shopWorld } from './shop/shop-world.js';
+import { tasksWorld } from './tasks/tasks-world.js';
 
-const worlds = new Map<string, World<any>>([[issuesWorld.name, issuesWorld]]);
+const worlds = new Map<string, World<any>>([issuesWorld, filesWorld, calendarWorld, shopWorld, tasksWorld].map((world) => [world.name, world]));
 
 export function registerWorld(world: World<any>): void {
   worlds.set(world.name, world);

@@ -112,10 +112,36 @@ describe('lane loading', () => {
     );
   });
 
+  it('checks wrong trajectories like solutions: tools, templates, their own parameters, unique ids', () => {
+    const document = shipped();
+    const close = document.tasks[1];
+    close.wrong = [
+      { id: 'twin', description: 'calls a tool that does not exist', solution: [{ call: 'close_issues', arguments: { number: '{{target.number}}' } }, { answer: 'done' }] },
+      { id: 'twin', description: 'same id again', solution: [{ answer: 'Closed {{nobody.number}}.' }] },
+      { id: 'shadow', description: 'redraws the target', params: { target: { from: '/issues' } }, solution: [{ answer: 'done' }] },
+      { id: 'no-answer', description: 'never answers', params: { other: { from: '/issues', where: { number: { not: '{{target.number}}' } } } }, solution: [{ call: 'close_issue', arguments: { number: '{{other.number}}', reason: 'completed' } }] },
+    ];
+    close.predicates.push({ id: 'names-it', answer: { matches: '#{{target.number}}\\b' } });
+    const problems = problemsOf(document);
+    assert.ok(!problems.some((problem) => problem.includes('names-it') || problem.includes('/predicates/4')), 'a template inside a regex is checked as plain text');
+    const expectations = [
+      '/tasks/1/wrong/0/solution/0/call: unknown tool "close_issues"',
+      '/tasks/1/wrong/1/id: duplicate wrong trajectory id "twin"',
+      '/tasks/1/wrong/1/solution/0/answer: template refers to "nobody"',
+      '/tasks/1/wrong/2/params/target: "target" is already a parameter of the task',
+      '/tasks/1/wrong/3/solution: must end with an {"answer": ...} step',
+    ];
+    for (const expected of expectations) {
+      assert.ok(problems.some((problem) => problem.includes(expected)), `expected "${expected}" in:\n${problems.join('\n')}`);
+    }
+    // A wrong trajectory may use values the user never stated: that is how it picks the wrong record.
+    assert.ok(!problems.some((problem) => problem.includes('/wrong/3') && problem.includes('does not state')), problems.join('\n'));
+  });
+
   it('rejects an unknown world and a world config its schema refuses', () => {
     const unknownWorld = shipped();
     unknownWorld.world = { name: 'spreadsheets' };
-    assert.ok(problemsOf(unknownWorld).some((problem) => /\/world\/name: unknown world "spreadsheets"; known worlds: issues/.test(problem)));
+    assert.ok(problemsOf(unknownWorld).some((problem) => /\/world\/name: unknown world "spreadsheets"; known worlds: calendar, files, issues, shop, tasks/.test(problem)));
     const badConfig = shipped();
     badConfig.world.config = { issues_per_topic: [1, 9], colour: 'red' };
     const problems = problemsOf(badConfig);

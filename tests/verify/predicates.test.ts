@@ -82,6 +82,29 @@ describe('hidden predicates over snapshots', () => {
     assert.equal(passes({ unchanged: '' }), true);
   });
 
+  it('lets records created in the episode appear under allow_added, and nothing else change', () => {
+    const filed = withChange((copy) => (copy.issues['5000'] = { number: 5000, state: 'open', labels: ['bug'], topic: null, assignee: null, comments: [] }));
+    const filedAndTouched = withChange((copy) => {
+      copy.issues['5000'] = { number: 5000, state: 'open', labels: [], topic: null, assignee: null, comments: [] };
+      copy.issues['4821'].state = 'closed';
+    });
+    const removed = withChange((copy) => delete copy.issues['2077']);
+    const predicate: Predicate = { unchanged: '/issues', allow_added: true };
+    assert.equal(passes(predicate, context({ final: filed })), true);
+    assert.equal(passes({ unchanged: '/issues' }, context({ final: filed })), false, 'without allow_added a new record is a change');
+    assert.equal(evaluatePredicate(predicate, context({ final: filedAndTouched })).detail, '/issues changed at 4821');
+    assert.equal(passes(predicate, context({ final: removed })), false, 'a deleted record is not an addition');
+  });
+
+  it('fills parameters into an answer regex as literal text', () => {
+    const ctx = (answer: string) => context({ answer, params: { price: '$124.99', stock: 97 } });
+    const predicate: Predicate = { answer: { matches: '{{price}}, (?:with )?{{stock}} in stock' } };
+    assert.equal(passes(predicate, ctx('It costs $124.99, with 97 in stock.')), true);
+    assert.equal(passes(predicate, ctx('It costs $124x99, with 97 in stock.')), false, 'the dot is not a wildcard');
+    assert.equal(passes(predicate, ctx('It costs $124.99, with 970 in stock.')), false, '970 is not 97');
+    assert.equal(passes(predicate, ctx('It costs $124.99, 9 in stock.')), false);
+  });
+
   it('counts calls in the history, by outcome', () => {
     const ctx = context({ messages: closeMessages });
     assert.equal(passes({ calls: { tool: 'close_issue' }, equals: 2 }, ctx), true);
@@ -124,6 +147,13 @@ describe('hidden predicates over the final answer', () => {
     assert.equal(evaluatePredicate(noClosed, context({ answer: 'Login bugs: 1423, 2077' })).detail, 'answer mentions 2077');
     const email: Predicate = { answer: { contains_all: { path: '/users', where: { login: '{{target.assignee}}' }, field: 'email' } } };
     assert.equal(passes(email, context({ answer: 'Write to ines.okafor@northwind.example.com.' })), true);
+    const nobody: Predicate = { answer: { contains_all: { path: '/users', where: { login: 'nobody.here00' }, field: 'email' } } };
+    assert.deepEqual(evaluatePredicate(nobody, context({ answer: 'Anything at all.' })), {
+      passed: false,
+      detail: 'nothing in /users matches the query, so there is nothing the answer could name',
+    });
+    const noneOfNothing: Predicate = { answer: { contains_none: { path: '/users', where: { login: 'nobody.here00' }, field: 'email' } } };
+    assert.equal(passes(noneOfNothing, context({ answer: 'Anything at all.' })), true, 'naming none of nothing is still true');
   });
 
   it('matches a regular expression, and fails every answer check when there is no answer', () => {

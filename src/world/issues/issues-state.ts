@@ -3,21 +3,20 @@
 // and tokens cannot be guessed without reading them through the tools.
 
 import type { Random } from '../../core/random.js';
+import { capitalise } from '../../core/letter-case.js';
 import {
   BODY_OPENINGS,
   CLOSE_REASONS,
   COMMENT_BODIES,
   EXTRA_LABELS,
-  FIRST_NAMES,
   LABELS,
-  LAST_NAMES,
-  ORGANISATIONS,
   PRIORITIES,
   REPOSITORIES,
   SYMPTOMS,
   TOPICS,
   type Topic,
 } from './issues-vocabulary.js';
+import { FIRST_NAMES, LAST_NAMES, ORGANISATIONS } from '../people-vocabulary.js';
 
 export type IssueStateName = 'open' | 'closed';
 export type Priority = (typeof PRIORITIES)[number];
@@ -85,7 +84,7 @@ export function generateIssuesState(random: Random, config: IssuesConfig): Issue
   const users = generateUsers(random, organisation);
   const logins = users.map((user) => user.login);
   const issueCount = TOPICS.length * high;
-  const numbers = distinctIntegers(random, issueCount, 1000, 9999);
+  const numbers = random.distinctIntegers(issueCount, 1000, 9999);
   const issues = new Map<number, Issue>();
   let commentCounter = random.int(10_000, 60_000);
   let numberIndex = 0;
@@ -160,14 +159,4 @@ function generateUsers(random: Random, organisation: string): User[] {
   });
   // Code-unit order, not localeCompare: the order must not depend on the machine's locale.
   return users.sort((left, right) => (left.login < right.login ? -1 : left.login > right.login ? 1 : 0));
-}
-
-function distinctIntegers(random: Random, count: number, min: number, max: number): number[] {
-  const drawn = new Set<number>();
-  while (drawn.size < count) drawn.add(random.int(min, max));
-  return [...drawn];
-}
-
-function capitalise(word: string): string {
-  return word.charAt(0).toUpperCase() + word.slice(1);
 }

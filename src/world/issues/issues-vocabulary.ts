@@ -98,17 +98,6 @@ export const EXTRA_LABELS = ['docs', 'security', 'performance', 'regression', 'g
 export const PRIORITIES = ['p0', 'p1', 'p2', 'p3'] as const;
 export const CLOSE_REASONS = ['completed', 'not_planned', 'duplicate'] as const;
 
-export const FIRST_NAMES = [
-  'ines', 'tomasz', 'amara', 'kenji', 'lucia', 'oskar', 'priya', 'mateo',
-  'yara', 'felix', 'noor', 'dmitri', 'hana', 'rafael', 'sigrid', 'tariq',
-] as const;
-
-export const LAST_NAMES = [
-  'okafor', 'lindqvist', 'moreau', 'tanaka', 'ferreira', 'novak', 'haddad', 'brennan',
-  'castillo', 'weber', 'achebe', 'kowalski', 'sato', 'ionescu', 'dalton', 'rahman',
-] as const;
-
-export const ORGANISATIONS = ['northwind', 'brightline', 'quillmark', 'harborlight', 'fennick', 'ostrava'] as const;
 export const REPOSITORIES = ['atlas', 'lumen', 'keel', 'orbit', 'tessera', 'quarry'] as const;
 
 export const BODY_OPENINGS = [

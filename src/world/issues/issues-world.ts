@@ -4,14 +4,11 @@
 // cannot say (an issue must exist, a closed issue cannot be closed again).
 
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
-import type { ToolOutcome, World } from '../world-contract.js';
+import type { World } from '../world-contract.js';
+import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
 import { generateIssuesState, timestamp, type CloseReason, type Issue, type IssuesConfig, type IssuesState, type Priority } from './issues-state.js';
 import { ISSUES_TOOLS } from './issues-tools.js';
 
-type Handler = (state: IssuesState, args: JsonObject) => ToolOutcome;
-
-const fail = (message: string): ToolOutcome => ({ ok: false, message });
-const succeed = (value: JsonObject): ToolOutcome => ({ ok: true, value });
 
 function publicIssue(issue: Issue): JsonObject {
   const { topic: _hidden, ...visible } = issue;
@@ -43,7 +40,7 @@ function knownLogin(state: IssuesState, login: string): boolean {
   return state.users.some((user) => user.login === login);
 }
 
-const handlers: Record<string, Handler> = {
+const handlers: Record<string, ToolHandler<IssuesState>> = {
   search_issues(state, args) {
     const words = String(args.query).toLowerCase().split(/\s+/).filter(Boolean);
     const wanted = (args.state as string | undefined) ?? 'open';
@@ -192,11 +189,7 @@ export const issuesWorld: World<IssuesState> = {
   init(random, config) {
     return generateIssuesState(random, config as IssuesConfig);
   },
-  call(state, tool, args) {
-    const handler = handlers[tool];
-    if (!handler) throw new Error(`issues world has no tool "${tool}"`);
-    return handler(state, args);
-  },
+  call: dispatchTo('issues', handlers),
   snapshot(state): JsonValue {
     // A deep copy: an initial snapshot must not change when the live state does.
     const issues: Record<string, JsonValue> = {};

@@ -1,0 +1,118 @@
+// Owns `serve`: one world as a standalone MCP server (stdio, or Streamable
+// HTTP on loopback) built from a seed exactly as the factory builds an
+// episode's world, so an IDE, the MCP Inspector or another harness can use it,
+// and `--dump-state` shows what they did to it.
+
+import type { Command } from 'commander';
+import { writeFileSync } from 'node:fs';
+import { canonicalJson } from '../core/canonical-json.js';
+import { FactoryError } from '../core/errors.js';
+import { isJsonObject, type JsonObject } from '../core/json-value.js';
+import { substream } from '../core/random.js';
+import { compileValidator, formatFieldErrors } from '../core/schema-validator.js';
+import { hostWorldOverHttp } from '../world/http-world-host.js';
+import { hostWorldOverStdio } from '../world/stdio-world-host.js';
+import type { WorldInstance } from '../world/world-contract.js';
+import { getWorld } from '../world/world-registry.js';
+import type { Streams } from './output.js';
+
+interface ServeFlags {
+  seed: string;
+  config?: string;
+  stdio?: boolean;
+  http?: string;
+  dumpState?: string | boolean;
+}
+
+export function registerServe(program: Command, streams: Streams, setExit: (status: number) => void): void {
+  program
+    .command('serve')
+    .summary('serve a tool world as a standalone MCP server (stdio or HTTP)')
+    .description(
+      'Serve one world as a standalone MCP server, built from --seed exactly as a lane\'s episode with that seed builds ' +
+        'it, so any MCP client (an IDE, the MCP Inspector, a model harness) can use it. Stdio by default (stdout ' +
+        'carries only MCP messages; notes go to stderr); --http PORT serves Streamable HTTP at ' +
+        'http://127.0.0.1:PORT/mcp on loopback only (0 picks a free port; the URL is printed on stderr). Runs until ' +
+        'the client closes stdin (stdio) or Ctrl-C / SIGTERM.',
+    )
+    .argument('<world>', 'a world name: issues, files, calendar, shop, tasks')
+    .option('--seed <n>', 'the seed the world is built from', '0')
+    .option('--config <json>', 'the world config a lane would give in world.config, as JSON')
+    .option('--stdio', 'serve on stdin/stdout (the default)')
+    .option('--http <port>', 'serve Streamable HTTP on 127.0.0.1:PORT')
+    .option('--dump-state [file]', 'on exit, write the world\'s final snapshot as JSON to FILE (default: stderr for stdio, stdout for HTTP)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  episode-factory serve shop --seed 3                     # for a client that spawns stdio servers\n' +
+        '  episode-factory serve calendar --http 8931 --dump-state  # then connect to http://127.0.0.1:8931/mcp\n' +
+        '  npx @modelcontextprotocol/inspector npx episode-factory serve issues',
+    )
+    .action(async (name: string, flags: ServeFlags) => {
+      if (flags.stdio && flags.http !== undefined) throw new FactoryError('usage', '--stdio and --http are two transports; pick one', { fix: 'drop one of them' });
+      if (!/^[0-9]{1,9}$/.test(flags.seed)) throw new FactoryError('usage', `--seed "${flags.seed}" is not a whole number`, { fix: 'pass --seed 0, --seed 17, ...' });
+      const port = flags.http === undefined ? undefined : parsePort(flags.http);
+      const world = getWorld(name);
+      const config = parseConfig(flags.config, world.configSchema, name);
+      const seed = Number(flags.seed);
+      const instance: WorldInstance = { world, state: world.init(substream(seed, 'world'), config) };
+      const about = `world ${world.name} ${world.version}, seed ${seed}, ${world.tools.length} tools`;
+
+      let stop!: () => void;
+      const stopped = new Promise<void>((resolve) => (stop = resolve));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        if (port === undefined) {
+          const host = await hostWorldOverStdio(instance, process.stdin, process.stdout);
+          streams.stderr.write(`episode-factory serve: ${about}, on stdio\n`);
+          await Promise.race([host.closed, stopped]);
+          await host.close();
+        } else {
+          const host = await hostWorldOverHttp(instance, {
+            port,
+            onProblem: (message) => streams.stderr.write(`episode-factory serve: ${message}\n`),
+          }).catch((error: NodeJS.ErrnoException) => {
+            throw new FactoryError('usage', `cannot listen on 127.0.0.1:${port}: ${error.code ?? error.message}`, {
+              fix: error.code === 'EADDRINUSE' ? 'pick another port, or --http 0 for a free one' : 'pick a port between 1024 and 65535',
+            });
+          });
+          streams.stderr.write(`episode-factory serve: ${about}, at ${host.url} (Ctrl-C to stop)\n`);
+          await stopped;
+          await host.close();
+        }
+      } finally {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+      }
+      if (flags.dumpState !== undefined && flags.dumpState !== false) {
+        const text = JSON.stringify(JSON.parse(canonicalJson(world.snapshot(instance.state))), null, 2) + '\n';
+        if (typeof flags.dumpState === 'string') writeFileSync(flags.dumpState, text);
+        else (port === undefined ? streams.stderr : streams.stdout).write(text);
+      }
+      streams.stderr.write(`episode-factory serve: stopped\n`);
+      setExit(0);
+    });
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^[0-9]{1,5}$/.test(text) || port > 65535) throw new FactoryError('usage', `--http "${text}" is not a port`, { fix: 'pass a port such as --http 8931, or --http 0 for a free one' });
+  return port;
+}
+
+function parseConfig(text: string | undefined, schema: JsonObject, world: string): JsonObject {
+  if (text === undefined) return {};
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch (error) {
+    throw new FactoryError('usage', `--config is not JSON: ${(error as Error).message}`, { fix: `pass an object, e.g. --config '{}'` });
+  }
+  const errors = compileValidator(schema)(config);
+  if (errors.length > 0 || !isJsonObject(config)) {
+    throw new FactoryError('usage', `--config does not fit the ${world} world: ${errors.length > 0 ? formatFieldErrors(errors) : 'expected an object'}`, {
+      fix: `see \`episode-factory worlds show ${world}\` for its config`,
+    });
+  }
+  return config;
+}

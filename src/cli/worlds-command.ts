@@ -1,0 +1,76 @@
+// Owns the `worlds` commands: the catalog of tool worlds, each with its tools
+// and the lanes that draw tasks from it, and one world in detail.
+
+import type { Command } from 'commander';
+import { canonicalJson } from '../core/canonical-json.js';
+import { listLaneFiles, loadLane } from '../lanes/lane-loader.js';
+import { toMcpTool } from '../world/mcp-server-binding.js';
+import { getWorld, worldNames } from '../world/world-registry.js';
+import { type Streams, writeJson } from './output.js';
+
+interface WorldRow {
+  name: string;
+  version: string;
+  description: string;
+  tools: string[];
+  lanes: string[];
+  /** Distinct task ids across the lanes on this world. */
+  tasks: number;
+}
+
+/** Which valid lanes use each world, and how many distinct tasks they hold. */
+export function worldRows(): WorldRow[] {
+  const lanes = listLaneFiles().flatMap((path) => {
+    try {
+      return [loadLane(path)];
+    } catch {
+      return [];
+    }
+  });
+  return worldNames().map((name) => {
+    const world = getWorld(name);
+    const using = lanes.filter((lane) => lane.document.world.name === name);
+    const tasks = new Set(using.flatMap((lane) => lane.document.tasks.map((task) => task.id)));
+    return {
+      name,
+      version: world.version,
+      description: world.description,
+      tools: world.tools.map((tool) => tool.name),
+      lanes: using.map((lane) => lane.name),
+      tasks: tasks.size,
+    };
+  });
+}
+
+export function registerWorlds(program: Command, streams: Streams): void {
+  const worlds = program.command('worlds').summary('list the tool worlds, or show one').description('The tool worlds the factory can serve: each a real MCP server built deterministically from a seed.');
+
+  worlds
+    .command('list')
+    .description('One row per world: name, version, tools, the lanes that use it and their distinct tasks.')
+    .option('--json', 'print the rows as JSON')
+    .action((flags: { json?: boolean }) => {
+      const rows = worldRows();
+      if (flags.json) return writeJson(streams, rows);
+      const lines = rows.map((row) => `${row.name.padEnd(9)} ${row.version.padEnd(6)} ${String(row.tools.length).padStart(2)} tools  ${String(row.tasks).padStart(2)} tasks  ${row.description}\n${' '.repeat(16)}tools: ${row.tools.join(', ')}\n${' '.repeat(16)}lanes: ${row.lanes.join(', ') || 'none'}`);
+      const tasks = rows.reduce((sum, row) => sum + row.tasks, 0);
+      streams.stdout.write(`${lines.join('\n')}\n${rows.length} worlds, ${tasks} distinct tasks\n`);
+    });
+
+  worlds
+    .command('show')
+    .description('One world in detail: every tool with its description, annotations and input schema, and the config a lane may give.')
+    .argument('<world>', 'a world name')
+    .option('--json', 'print as JSON (the tools exactly as tools/list returns them)')
+    .action((name: string, flags: { json?: boolean }) => {
+      const world = getWorld(name);
+      const tools = world.tools.map(toMcpTool);
+      if (flags.json) return writeJson(streams, { name: world.name, version: world.version, description: world.description, config_schema: world.configSchema, tools });
+      const out = [`world   ${world.name} ${world.version}`, `about   ${world.description}`, `config  ${canonicalJson(world.configSchema)}`, `tools   ${tools.length}`];
+      for (const tool of tools) {
+        const hints = Object.entries(tool.annotations ?? {}).filter(([, value]) => value === true).map(([hint]) => hint.replace(/Hint$/, ''));
+        out.push('', `  ${tool.name}${hints.length ? ` [${hints.join(', ')}]` : ''}`, `    ${tool.description}`, `    input  ${canonicalJson(tool.inputSchema)}`);
+      }
+      streams.stdout.write(out.join('\n') + '\n');
+    });
+}

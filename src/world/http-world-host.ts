@@ -1,0 +1,130 @@
+// Owns serving one live world over MCP Streamable HTTP on loopback, for any
+// MCP client outside the factory. Every client session gets its own SDK
+// `Server` (a server connects to one transport), all bound to the same world
+// state, so a change one client makes is what the next one reads.
+
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createWorldServer } from './mcp-server-binding.js';
+import type { WorldInstance } from './world-contract.js';
+
+export const MCP_PATH = '/mcp';
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface HttpWorldHost {
+  /** The endpoint clients connect to, e.g. http://127.0.0.1:8931/mcp */
+  url: string;
+  port: number;
+  /** Sessions currently open. */
+  sessions(): number;
+  close(): Promise<void>;
+}
+
+export interface HttpHostOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Problems worth telling the operator about (a bad request, a session error). */
+  onProblem?: (message: string) => void;
+}
+
+const LOOPBACK = '127.0.0.1';
+
+export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHostOptions): Promise<HttpWorldHost> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  let allowedHosts: string[] = [];
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (path !== MCP_PATH) return sendJsonRpcError(response, 404, -32000, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    const sessionId = headerValue(request.headers['mcp-session-id']);
+    if (request.method === 'POST') {
+      let body: unknown;
+      try {
+        body = JSON.parse(await readBody(request));
+      } catch (error) {
+        return sendJsonRpcError(response, 400, -32700, `Parse error: ${(error as Error).message}`);
+      }
+      if (sessionId !== undefined) {
+        const transport = transports.get(sessionId);
+        if (!transport) return sendJsonRpcError(response, 404, -32001, `Session not found: ${sessionId}; start a new one with initialize`);
+        return transport.handleRequest(request, response, body);
+      }
+      if (!isInitializeRequest(body)) {
+        return sendJsonRpcError(response, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id header it returns');
+      }
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void transports.set(id, transport),
+        onsessionclosed: (id) => void transports.delete(id),
+        // Loopback only, and no DNS-rebinding from a web page.
+        enableDnsRebindingProtection: true,
+        allowedHosts,
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) transports.delete(transport.sessionId);
+      };
+      transport.onerror = (error) => options.onProblem?.(`session ${transport.sessionId ?? '(new)'}: ${error.message}`);
+      await createWorldServer(instance).connect(transport);
+      return transport.handleRequest(request, response, body);
+    }
+    if (request.method === 'GET' || request.method === 'DELETE') {
+      const transport = sessionId === undefined ? undefined : transports.get(sessionId);
+      if (!transport) return sendJsonRpcError(response, sessionId === undefined ? 400 : 404, -32000, 'Bad request: missing or unknown Mcp-Session-Id');
+      return transport.handleRequest(request, response);
+    }
+    response.setHeader('Allow', 'GET, POST, DELETE');
+    return sendJsonRpcError(response, 405, -32000, `Method not allowed: ${request.method}`);
+  };
+
+  const server: HttpServer = createServer((request, response) => {
+    handle(request, response).catch((error: Error) => {
+      options.onProblem?.(`request failed: ${error.message}`);
+      if (!response.headersSent) sendJsonRpcError(response, 500, -32603, `Internal error: ${error.message}`);
+      else response.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, LOOPBACK, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  allowedHosts = [`${LOOPBACK}:${port}`, `localhost:${port}`];
+
+  return {
+    url: `http://${LOOPBACK}:${port}${MCP_PATH}`,
+    port,
+    sessions: () => transports.size,
+    async close() {
+      await Promise.all([...transports.values()].map((transport) => transport.close().catch(() => undefined)));
+      transports.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Error(`request body larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJsonRpcError(response: ServerResponse, status: number, code: number, message: string): void {
+  response.writeHead(status, { 'Content-Type': 'application/json' });
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
