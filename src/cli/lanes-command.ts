@@ -180,7 +180,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         }
         const seedNote = seeds ? formatSeedRange(seeds) : loaded.length === 1 ? formatSeedRange(defaultCheckSeeds(loaded[0]!)) : `each lane's first ${DEFAULT_CHECK_SEEDS}`;
         streams.stdout.write(
-          `lanes check: ${loaded.length} lane${loaded.length === 1 ? '' : 's'}, ${results.length} tasks, seeds ${seedNote}: ` +
+          `lanes check: ${loaded.length} lane${loaded.length === 1 ? '' : 's'}, ${results.length} task${results.length === 1 ? '' : 's'}, seeds ${seedNote}: ` +
             (unsound.length === 0 ? 'all sound\n' : `${unsound.length} unsound\n`),
         );
       }

@@ -13,6 +13,10 @@ import type { WorldInstance } from './world-contract.js';
 
 export const MCP_PATH = '/mcp';
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** A client that vanished without DELETE leaves its session; it is closed after this long without a request. */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+class BodyTooLarge extends Error {}
 
 export interface HttpWorldHost {
   /** The endpoint clients connect to, e.g. http://127.0.0.1:8931/mcp */
@@ -28,23 +32,42 @@ export interface HttpHostOptions {
   port: number;
   /** Problems worth telling the operator about (a bad request, a session error). */
   onProblem?: (message: string) => void;
+  /** Close a session after this long without a request; default DEFAULT_SESSION_IDLE_MS. */
+  sessionIdleMs?: number;
 }
 
 const LOOPBACK = '127.0.0.1';
 
 export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHostOptions): Promise<HttpWorldHost> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const lastSeen = new Map<string, number>();
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   let allowedHosts: string[] = [];
+  // Idle expiry is operational housekeeping, never part of a record, so the wall clock is fine here.
+  const sweeper = setInterval(() => {
+    const now = performance.now();
+    for (const [id, seen] of lastSeen) {
+      if (now - seen < idleMs) continue;
+      lastSeen.delete(id);
+      const transport = transports.get(id);
+      transports.delete(id);
+      void transport?.close().catch(() => undefined);
+      options.onProblem?.(`session ${id} closed after ${Math.round(idleMs / 1000)} s without a request`);
+    }
+  }, Math.max(10, Math.min(60_000, Math.floor(idleMs / 2))));
+  sweeper.unref();
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = (request.url ?? '/').split('?')[0];
     if (path !== MCP_PATH) return sendJsonRpcError(response, 404, -32000, `Not found: the MCP endpoint is ${MCP_PATH}`);
     const sessionId = headerValue(request.headers['mcp-session-id']);
+    if (sessionId !== undefined && transports.has(sessionId)) lastSeen.set(sessionId, performance.now());
     if (request.method === 'POST') {
       let body: unknown;
       try {
         body = JSON.parse(await readBody(request));
       } catch (error) {
+        if (error instanceof BodyTooLarge) return sendJsonRpcError(response, 413, -32600, `Request too large: ${error.message}`);
         return sendJsonRpcError(response, 400, -32700, `Parse error: ${(error as Error).message}`);
       }
       if (sessionId !== undefined) {
@@ -57,14 +80,23 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
       }
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void transports.set(id, transport),
-        onsessionclosed: (id) => void transports.delete(id),
+        onsessioninitialized: (id) => {
+          transports.set(id, transport);
+          lastSeen.set(id, performance.now());
+        },
+        onsessionclosed: (id) => {
+          transports.delete(id);
+          lastSeen.delete(id);
+        },
         // Loopback only, and no DNS-rebinding from a web page.
         enableDnsRebindingProtection: true,
         allowedHosts,
       });
       transport.onclose = () => {
-        if (transport.sessionId) transports.delete(transport.sessionId);
+        if (transport.sessionId) {
+          transports.delete(transport.sessionId);
+          lastSeen.delete(transport.sessionId);
+        }
       };
       transport.onerror = (error) => options.onProblem?.(`session ${transport.sessionId ?? '(new)'}: ${error.message}`);
       await createWorldServer(instance).connect(transport);
@@ -101,6 +133,7 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
     port,
     sessions: () => transports.size,
     async close() {
+      clearInterval(sweeper);
       await Promise.all([...transports.values()].map((transport) => transport.close().catch(() => undefined)));
       transports.clear();
       server.closeAllConnections();
@@ -118,7 +151,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error(`request body larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES) throw new BodyTooLarge(`the body is larger than ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

@@ -170,6 +170,30 @@ describe('files world tools', () => {
     assert.deepEqual(single.entries.map((entry: any) => entry.name), ['app.env.bak']);
   });
 
+  it('refuses a grep pattern that repeats a repeating group, before it can stall the process', () => {
+    const state = fresh(5);
+    const started = performance.now();
+    const message = refused(state, 'grep', { pattern: '^(\\w+\\s*)*$', path: '/' }, /pattern repeats a group that itself repeats \(\(\\w\+\\s\*\)\*\)/);
+    assert.match(message, /pass literal: true/);
+    assert.ok(performance.now() - started < 1000);
+    for (const pattern of ['((ab)+c)+', '(a*){2,}', '(?:x+)+']) refused(state, 'grep', { pattern }, /repeats a group that itself repeats/);
+    for (const pattern of ['(\\w+)\\s+=', '[(+)]+', '\\(a+\\)+', '(ab)+', 'key-[0-9a-f]{16}']) {
+      assert.ok(call(state, 'grep', { pattern }).ok, pattern);
+    }
+    assert.ok(call(state, 'grep', { pattern: '(a+)+', literal: true }).ok, 'a literal pattern is only text');
+  });
+
+  it('reads every date-time form the schema accepts by the standard, not by the engine', () => {
+    const state = fresh(5);
+    const paths = (before: string) => ok(call(state, 'find', { path: '/workspace/logs', name_glob: '*.log', modified: { before } })).entries.map((entry: any) => entry.path);
+    const utc = paths('2026-03-01T00:00:00Z');
+    assert.ok(utc.length > 0);
+    // Date.parse reads none of these two as the same instant; the schema accepts both.
+    assert.deepEqual(paths('2026-03-01T02:00:00+02'), utc);
+    assert.deepEqual(paths('2026-03-01 01:00:00+0100'), utc);
+    assert.deepEqual(paths('2026-02-28T23:59:60Z'), utc, 'a leap second is the next minute');
+  });
+
   it('reads a whole file byte for byte, or an inclusive line range with an end past the last line clamped', () => {
     const state = fresh(6);
     const todo = state.nodes.get('/workspace/TODO.md')!;

@@ -3,25 +3,18 @@
 // as UTC `Z` strings; local wall-clock times come from the fixed offset table,
 // never from the host's clock or time zone database.
 
+import { parseDateTime } from '../../core/date-time.js';
 import { ZONE_OFFSETS, type ZoneName } from './calendar-vocabulary.js';
 
 export const MINUTES_PER_DAY = 24 * 60;
 const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 
-/** The same shapes the `date-time` format accepts: `T`, `t` or a space; `Z`, `z`, `+hh`, `+hhmm` or `+hh:mm`. */
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
-
 /** Minutes since the epoch, or why the text is not a whole-minute instant. */
 export function parseInstant(text: string): number | { problem: string } {
-  const match = DATE_TIME.exec(text);
-  if (!match) return { problem: `"${text}" is not an RFC 3339 date-time with an offset, e.g. 2026-04-14T09:30:00Z or 2026-04-14T11:30:00+02:00` };
-  const [, year, month, day, hour, minute, second, fraction, , sign, offsetHours, offsetMinutes] = match;
-  if (Number(second) !== 0 || (fraction !== undefined && Number(fraction) !== 0)) {
-    return { problem: `"${text}" has seconds; calendar times fall on whole minutes (seconds :00)` };
-  }
-  const offset = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes ?? 0));
-  const utcMillis = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute));
-  return utcMillis / 60_000 - offset;
+  const parsed = parseDateTime(text);
+  if ('problem' in parsed) return parsed;
+  if (!parsed.wholeMinute) return { problem: `"${text}" has seconds; calendar times fall on whole minutes (seconds :00)` };
+  return parsed.millis / 60_000;
 }
 
 /** Parses a date-time this module wrote itself; throws on anything else. */

@@ -5,6 +5,7 @@
 // path rules every tool shares: absolute POSIX paths, no "." or ".." segments.
 
 import { sha256Hex } from '../../core/hashing.js';
+import { parseDateTime } from '../../core/date-time.js';
 import type { Random } from '../../core/random.js';
 import { capitalise } from '../../core/letter-case.js';
 import {
@@ -107,8 +108,10 @@ export function timestamp(minutes: number): string {
   return new Date(EPOCH + minutes * 60_000).toISOString().replace('.000Z', 'Z');
 }
 
-export function minutesOf(dateTime: string): number {
-  return Math.floor((Date.parse(dateTime) - EPOCH) / 60_000);
+/** World minutes of a date-time an agent sent, or why it cannot be read. */
+export function minutesOf(dateTime: string): number | { problem: string } {
+  const parsed = parseDateTime(dateTime);
+  return 'problem' in parsed ? parsed : Math.floor((parsed.millis - EPOCH) / 60_000);
 }
 
 function dateOf(day: number): string {

@@ -158,8 +158,12 @@ const handlers: Record<string, ToolHandler<FilesState>> = {
     if (!node) return fail(missing(state, path, 'folder'));
     if (node.type !== 'dir') return fail(`${path} is a file: find searches below a folder, e.g. ${parentOf(path)}.`);
     const window = (args.modified as JsonObject | undefined) ?? {};
-    const before = window.before === undefined ? undefined : minutesOf(window.before as string);
-    const after = window.after === undefined ? undefined : minutesOf(window.after as string);
+    const parsedBefore = window.before === undefined ? undefined : minutesOf(window.before as string);
+    const parsedAfter = window.after === undefined ? undefined : minutesOf(window.after as string);
+    if (typeof parsedBefore === 'object') return fail(`modified.before: ${parsedBefore.problem}.`);
+    if (typeof parsedAfter === 'object') return fail(`modified.after: ${parsedAfter.problem}.`);
+    const before = parsedBefore;
+    const after = parsedAfter;
     if (before !== undefined && after !== undefined && after >= before) {
       return fail(`modified.after (${window.after}) must be earlier than modified.before (${window.before}); nothing can match that window.`);
     }
@@ -232,6 +236,10 @@ const handlers: Record<string, ToolHandler<FilesState>> = {
     const node = lookup(state, path);
     if (!node) return fail(missing(state, path));
     const source = args.literal === true ? (args.pattern as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : (args.pattern as string);
+    const nested = args.literal === true ? undefined : nestedQuantifier(source);
+    if (nested) {
+      return fail(`pattern repeats a group that itself repeats (${nested}), which can take exponential time on a long line; simplify it (e.g. \\w+ instead of (\\w+\\s*)*) or pass literal: true.`);
+    }
     let regex: RegExp;
     try {
       regex = new RegExp(source, args.ignore_case === true ? 'i' : '');
@@ -442,3 +450,37 @@ export const filesWorld: World<FilesState> = {
     });
   },
 };
+
+/**
+ * The first quantified group that itself holds a quantifier, like `(a+)+`:
+ * the shape that backtracks exponentially. Worlds run inside the factory's
+ * process, where no timeout can interrupt a regex, so such a pattern is refused.
+ */
+export function nestedQuantifier(source: string): string | undefined {
+  const groups: { start: number; repeats: boolean }[] = [];
+  let inClass = false;
+  const isQuantifier = (char: string | undefined) => char === '+' || char === '*' || char === '{';
+  for (let index = 0; index < source.length; index++) {
+    const char = source[index];
+    if (char === '\\') {
+      index++;
+    } else if (inClass) {
+      if (char === ']') inClass = false;
+    } else if (char === '[') {
+      inClass = true;
+    } else if (char === '(') {
+      groups.push({ start: index, repeats: false });
+    } else if (isQuantifier(char)) {
+      const innermost = groups[groups.length - 1];
+      if (innermost) innermost.repeats = true;
+    } else if (char === ')') {
+      const group = groups.pop();
+      if (!group?.repeats) continue;
+      if (isQuantifier(source[index + 1])) return source.slice(group.start, index + 2);
+      // ((a+)b)+ repeats a repeating group too.
+      const outer = groups[groups.length - 1];
+      if (outer) outer.repeats = true;
+    }
+  }
+  return undefined;
+}
