@@ -1,5 +1,7 @@
-// Owns the `generate` command: arguments to options, a progress line, the
-// one-line summary (or JSON), and the exit status (1 if any record was rejected).
+// Owns the `generate` command: arguments to options, a live progress line,
+// Ctrl-C (and SIGTERM) as a clean stop that says how to resume, the one-line
+// summary (or JSON), and the exit status (1 if any record was rejected, 130
+// when stopped).
 
 import type { Command } from 'commander';
 import { join } from 'node:path';
@@ -8,7 +10,8 @@ import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../factory/g
 import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
-import { percent, ProgressLine, type Streams, writeJson } from './output.js';
+import { parseShard } from '../factory/plan-shard.js';
+import { percent, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
 interface GenerateFlags {
   policy: string;
@@ -16,6 +19,10 @@ interface GenerateFlags {
   mode?: string;
   codec?: string;
   concurrency: string;
+  workers?: string;
+  shard?: string;
+  resume?: boolean;
+  restart?: boolean;
   seeds?: string;
   format?: string;
   task?: string[];
@@ -24,6 +31,14 @@ interface GenerateFlags {
   json?: boolean;
   quiet?: boolean;
 }
+
+function parseCount(flag: string, text: string): number {
+  if (!/^[0-9]{1,4}$/.test(text) || Number(text) < 1) throw new FactoryError('usage', `${flag} "${text}" is not a positive whole number`, { fix: `pass ${flag} 1 or more` });
+  return Number(text);
+}
+
+/** Exit status of a run stopped by Ctrl-C, as a shell reports a SIGINT. */
+export const INTERRUPTED_EXIT = 130;
 
 function parseFormats(list: string): OutputFormat[] {
   const formats = list.split(',').map((format) => format.trim()).filter(Boolean);
@@ -46,8 +61,10 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         'judges it with the hidden predicates, and writes verified records to <out>/episodes.jsonl, with the same rows ' +
         'in episodes.arrow (Arrow IPC stream) and episodes.parquet. Episodes that do not ' +
         'verify go to <out>/rejected.jsonl with the reason. Also writes traces/<record_id>.jsonl and manifest.json. ' +
-        'Same lane and seeds give byte-identical episodes.jsonl. Exit 0 when every episode verified, 1 if any was ' +
-        'rejected, 2 for a usage problem (bad lane, bad seeds).',
+        'Same lane and seeds give byte-identical episodes.jsonl, whatever --workers, --shard or --resume. Finished episodes ' +
+        'are sealed in parts under <out>/.partial as the run goes, so a killed run (Ctrl-C, SIGTERM, even SIGKILL) loses ' +
+        'nothing finished: rerun the same command with --resume. Exit 0 when every episode verified, 1 if any was ' +
+        'rejected, 2 for a usage problem (bad lane, bad seeds), 130 when stopped.',
     )
     .argument('<lane>', 'a lane name (lanes/<name>.json) or a path to a lane file')
     .option('--seeds <A..B>', "seed range, both ends inclusive (default: the lane's seeds)")
@@ -58,17 +75,23 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
     .option('--mode <mode>', 'with a model: native (/api/chat with tools) or raw (/api/generate with the codec\'s prompt); default: the lane\'s, else native')
     .option('--codec <name>', 'with a model: hermes, llama3 or mistral; default: from the model\'s family')
-    .option('--concurrency <n>', 'episodes in flight at once (keep it small against one Ollama server)', '1')
+    .option('--workers <n>', 'worker threads for a scripted lane (default: the number of cores; runs under 200 episodes use one thread; a model always uses one)')
+    .option('--concurrency <n>', 'episodes in flight at once per thread (keep it small against one Ollama server)', '1')
+    .option('--shard <I/N>', 'run only the I-th of N slices of the plan (0-based); I may be "auto": JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID. Combine shards with merge')
+    .option('--resume', 'finish the interrupted run of this same command in <out>, keeping what it finished')
+    .option('--restart', 'discard an interrupted run in <out> and start again')
     .option('--format <list>', 'comma-separated output formats: jsonl (always), arrow (IPC stream), parquet', 'jsonl,arrow,parquet')
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
-    .addHelpText('after', '\nExamples:\n  episode-factory generate tool-world-v1\n  episode-factory generate tool-world-v1 --seeds 0..99 --out /tmp/big --json\n  episode-factory generate lanes/my-lane.json --task close-named-issue --seeds 3..3')
+    .addHelpText('after', '\nExamples:\n  episode-factory generate tool-world-v1\n  episode-factory generate tool-world-v1 --seeds 0..99 --out /tmp/big --json\n  episode-factory generate lanes/my-lane.json --task close-named-issue --seeds 3..3\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --workers 2\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --resume     # after a kill\n  episode-factory generate tool-world-v1 --seeds 0..19999 --shard 0/4 --out /shared/s0   # then: merge /shared/s0 ... --out D')
     .action(async (laneReference: string, flags: GenerateFlags) => {
       const lane = loadLane(laneReference);
       const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
       const outDir = flags.out ?? join('datasets', lane.name);
       const formats = parseFormats(flags.format ?? 'jsonl,arrow,parquet');
-      const concurrency = Number(flags.concurrency);
+      const concurrency = parseCount('--concurrency', flags.concurrency);
+      const workers = flags.workers === undefined ? undefined : parseCount('--workers', flags.workers);
+      const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
       // A model is checked now: if Ollama or the model is missing, nothing is written.
       const policy = await preparePolicy(lane, parsePolicySpec(flags.policy), { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec });
       if (policy.model && !flags.json) {
@@ -78,22 +101,66 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         );
       }
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
-      let rejectedSoFar = 0;
-      const summary = await generateDataset({
-        lane,
-        outDir,
-        seeds,
-        tasks: flags.task,
-        variants: flags.variant,
-        formats,
-        policy,
-        concurrency,
-        onEpisode: (episode) => {
-          if (episode.status === 'rejected') rejectedSoFar++;
-          progress.update(`generate ${lane.name}: ${episode.done}/${episode.total} episodes, ${rejectedSoFar} rejected — ${episode.record_id}`);
-        },
-      });
+      const note = (message: string) => {
+        if (!flags.json && !flags.quiet) streams.stderr.write(`generate: ${message}\n`);
+      };
+      const stop = new AbortController();
+      const onSignal = (signal: NodeJS.Signals) => {
+        progress.clear();
+        note(`${signal}: finishing the episodes in flight, then stopping (a second ${signal} kills at once)`);
+        process.removeListener('SIGINT', onSignal);
+        process.removeListener('SIGTERM', onSignal);
+        stop.abort();
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      const startedAt = performance.now();
+      let firstDone: number | undefined;
+      let summary;
+      try {
+        summary = await generateDataset({
+          lane,
+          outDir,
+          seeds,
+          tasks: flags.task,
+          variants: flags.variant,
+          formats,
+          policy,
+          concurrency,
+          workers,
+          shard,
+          resume: flags.resume,
+          restart: flags.restart,
+          signal: stop.signal,
+          onNote: note,
+          onEpisode: (episode) => {
+            if (!progress.active) return;
+            // The rate counts only this run's episodes: resumed ones took no time now.
+            firstDone ??= episode.done - 1;
+            const seconds = (performance.now() - startedAt) / 1000;
+            const rate = (episode.done - firstDone) / Math.max(seconds, 1e-3);
+            const eta = rate > 0 ? shortDuration((episode.total - episode.done) / rate) : '?';
+            progress.update(
+              `${lane.name}: ${episode.done}/${episode.total} episodes, ${rate.toFixed(rate < 10 ? 1 : 0)}/s, ETA ${eta}, ${episode.rejected} rejected`,
+              { force: episode.done === episode.total },
+            );
+          },
+        });
+      } finally {
+        process.removeListener('SIGINT', onSignal);
+        process.removeListener('SIGTERM', onSignal);
+      }
       progress.clear();
+      if (summary.interrupted) {
+        if (flags.json) writeJson(streams, summary);
+        const finished = summary.written + summary.rejected;
+        streams.stderr.write(
+          `generate ${summary.lane}: stopped with ${finished} of ${summary.episodes} episodes finished, kept in ${join(outDir, '.partial')}. ` +
+            `To finish, rerun the same command with --resume.\n`,
+        );
+        setExit(INTERRUPTED_EXIT);
+        return;
+      }
       if (flags.json) {
         writeJson(streams, summary);
       } else {
@@ -107,6 +174,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         streams.stdout.write(
           `generate ${summary.lane}: ${summary.episodes} episodes, ${summary.written} records written, ${summary.rejected} rejected, ` +
             `tasks completed ${summary.completed}/${summary.written} (${percent(summary.completion_rate)}), ${faults}` +
+            `${summary.resumed > 0 ? `${summary.resumed} resumed, ` : ''}${summary.shard ? `shard ${summary.shard.index}/${summary.shard.count} (plan ${summary.shard.start}..${summary.shard.end - 1} of ${summary.shard.plan_episodes}), ` : ''}` +
             `wall ${summary.wall_seconds.toFixed(2)}s -> ${summary.out_dir}\n`,
         );
       }

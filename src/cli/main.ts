@@ -11,6 +11,7 @@ import { registerExport } from './export-command.js';
 import { registerGate } from './gate-command.js';
 import { registerGenerate } from './generate-command.js';
 import { registerLanes } from './lanes-command.js';
+import { registerMerge } from './merge-command.js';
 import { registerServe } from './serve-command.js';
 import { registerWorlds } from './worlds-command.js';
 import { PROGRAM, processStreams, reportError, type Streams } from './output.js';
@@ -43,6 +44,7 @@ export function buildProgram(streams: Streams, setExit: (status: number) => void
   registerDedup(program, streams, setExit);
   registerAudit(program, streams, setExit);
   registerSplit(program, streams);
+  registerMerge(program, streams);
   registerExport(program, streams);
   registerStats(program, streams);
   registerCard(program, streams);

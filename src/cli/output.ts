@@ -43,13 +43,22 @@ export function writeJson(streams: Streams, value: unknown): void {
   streams.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-/** A one-line progress display that rewrites itself on a terminal and stays silent elsewhere. */
+/** A one-line progress display that rewrites itself on a terminal (at most ten times a second) and stays silent elsewhere. */
 export class ProgressLine {
   private visible = false;
+  private lastWrite = -Infinity;
   constructor(private readonly stream: Streams['stderr'], private readonly enabled: boolean) {}
 
-  update(text: string): void {
-    if (!this.enabled || !this.stream.isTTY) return;
+  /** True when a line would be shown: callers can skip building the text otherwise. */
+  get active(): boolean {
+    return this.enabled && this.stream.isTTY === true;
+  }
+
+  update(text: string, options: { force?: boolean } = {}): void {
+    if (!this.active) return;
+    const now = performance.now();
+    if (!options.force && now - this.lastWrite < 100) return;
+    this.lastWrite = now;
     const width = (this.stream as { columns?: number }).columns ?? 100;
     this.stream.write(`\r${text.slice(0, width - 1).padEnd(Math.min(width - 1, text.length))}\x1b[K`);
     this.visible = true;
@@ -59,6 +68,15 @@ export class ProgressLine {
     if (this.visible) this.stream.write('\r\x1b[K');
     this.visible = false;
   }
+}
+
+/** "12s", "3m05s", "1h02m": short enough for a progress line. */
+export function shortDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '?';
+  const whole = Math.round(seconds);
+  if (whole < 60) return `${whole}s`;
+  if (whole < 3600) return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
+  return `${Math.floor(whole / 3600)}h${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
 }
 
 export function percent(fraction: number): string {

@@ -1,33 +1,45 @@
-// Owns `generate`: plan the lane's episodes, produce each one, validate it
-// against the record schema, replay it from its own serialized record, and
-// write it to episodes.jsonl, or to rejected.jsonl with the reason. Output
-// goes to a staging directory first and replaces the old dataset only when
-// the run is complete, so a crash never leaves a half-old, half-new dataset.
+// Owns `generate`: plan the lane's episodes (or one shard's slice of them),
+// produce them in parts on the main thread or on worker threads, and publish
+// the dataset. Parts are sealed atomically as they finish, so a killed run
+// keeps its finished work and `--resume` completes it with exactly the bytes
+// an uninterrupted run writes. Output is assembled in plan order in a staging
+// directory and replaces the old dataset only when the run is complete.
 
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { errorMessage, FactoryError } from '../core/errors.js';
-import { planEpisodes, specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
+import { FactoryError } from '../core/errors.js';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
-import { TaskBindingError } from '../lanes/task-instance.js';
-import type { EpisodeRecord, RejectedRow } from '../records/episode-record.js';
 import { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
-import { JsonlAppender } from '../records/jsonl.js';
-import { MANIFEST_FILE, writeManifest } from '../records/manifest.js';
-import { validateAgainst } from '../records/schema-registry.js';
-import { Trace } from '../runner/trace.js';
-import { FACTORY_VERSION } from '../core/package-paths.js';
-import { produceEpisode } from '../verify/episode-production.js';
-import { replayRecord } from '../verify/replay.js';
+import { writeManifest } from '../records/manifest.js';
+import { assertDatasetDirectory, concatenateFiles, EPISODES_FILE, publish, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
+import { producePart, type EpisodeOutcome, type PartContext } from './part-production.js';
+import { shardSlice, type Shard } from './plan-shard.js';
 import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
 import { resolveProducedAt } from './produced-at.js';
+import {
+  finishedParts,
+  identityDifference,
+  missingRanges,
+  partFile,
+  readRunIdentity,
+  RUN_FORMAT,
+  writeRunIdentity,
+  type PartSummary,
+  type Rejection,
+  type RunIdentity,
+} from './run-parts.js';
+import { startWorker, type GenerationWorker } from './worker-pool.js';
 
-export const EPISODES_FILE = 'episodes.jsonl';
-export const REJECTED_FILE = 'rejected.jsonl';
-export const TRACES_DIR = 'traces';
-const STAGING_DIR = '.partial';
+export { EPISODES_FILE, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
+/** The most episodes in one part: what a kill can cost per worker, and how often progress is sealed. */
+export const PART_EPISODES = 200;
+/** Below this many episodes, starting worker threads costs more than it saves: the default then is one thread. */
+export const MIN_EPISODES_FOR_WORKERS = 200;
 
 export const OUTPUT_FORMATS = ['jsonl', ...COLUMNAR_FORMATS] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -41,11 +53,23 @@ export interface GenerateOptions {
   variants?: string[];
   /** The policy, prepared (and a model checked) by the caller; default: the lane's scripted policy. */
   policy?: PreparedPolicy;
-  /** Episodes in flight at once (against one Ollama server, keep it small). Default 1. */
+  /** Episodes in flight at once on one thread (against one Ollama server, keep it small). Default 1. */
   concurrency?: number;
+  /** Worker threads for a scripted policy; default: the number of cores. A model always runs on the main thread. */
+  workers?: number;
+  /** Run only this slice of the plan. */
+  shard?: Shard;
+  /** Keep the sealed parts of an interrupted run of the same command and run only what is missing. */
+  resume?: boolean;
+  /** Discard an interrupted run's parts and start again. */
+  restart?: boolean;
+  /** Aborting stops after the episodes in flight, seals them, and returns with `interrupted`. */
+  signal?: AbortSignal;
   /** Default: all three. JSONL is always among them: every other operation reads it. */
   formats?: readonly OutputFormat[];
   onEpisode?: (progress: EpisodeProgress) => void;
+  /** Things worth a line on stderr: resuming, workers started. */
+  onNote?: (message: string) => void;
 }
 
 export interface EpisodeProgress {
@@ -54,6 +78,7 @@ export interface EpisodeProgress {
   record_id: string;
   status: 'written' | 'rejected';
   task_completed: boolean;
+  rejected: number;
 }
 
 export interface GenerateSummary {
@@ -62,6 +87,7 @@ export interface GenerateSummary {
   out_dir: string;
   seeds: string;
   tasks: string[];
+  shard: { index: number; count: number; start: number; end: number; plan_episodes: number } | null;
   episodes: number;
   written: number;
   rejected: number;
@@ -69,14 +95,14 @@ export interface GenerateSummary {
   completion_rate: number;
   /** Faults fired across the written records, by kind. */
   faults_fired: Record<string, number>;
+  workers: number;
+  /** Episodes an interrupted run had already finished, kept by --resume. */
+  resumed: number;
+  /** True when the run was stopped before the end: nothing was published, --resume finishes it. */
+  interrupted: boolean;
   wall_seconds: number;
-  rejections: { record_id: string; stage: string; reason: string }[];
+  rejections: Rejection[];
 }
-
-/** What verifying one episode came to: a record to write, or a row for rejected.jsonl. */
-type EpisodeResult =
-  | { status: 'written'; id: string; record: EpisodeRecord; line: string }
-  | { status: 'rejected'; id: string; row: RejectedRow };
 
 export async function generateDataset(options: GenerateOptions): Promise<GenerateSummary> {
   const started = performance.now();
@@ -84,91 +110,160 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const seeds = options.seeds ?? lane.seeds;
   const prepared = options.policy ?? { factory: policyFactoryFor(lane) };
   const plan = planEpisodes(lane, seeds, options.tasks, options.variants, prepared.policy);
+  const slice = shardSlice(plan.length, options.shard);
   const producedAt = resolveProducedAt(lane);
-  const concurrency = options.concurrency ?? 1;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new FactoryError('usage', `--concurrency ${concurrency} is not a positive whole number`, { fix: 'pass --concurrency 1 (the default) or more' });
+  const concurrency = positive('--concurrency', options.concurrency ?? 1);
+  const formats = new Set(options.formats ?? OUTPUT_FORMATS);
+  const identity: RunIdentity = {
+    format: RUN_FORMAT,
+    lane: lane.name,
+    lane_sha256: lane.sha256,
+    factory_version: FACTORY_VERSION,
+    produced_at: producedAt,
+    seeds: formatSeedRange(seeds),
+    tasks: options.tasks && options.tasks.length > 0 ? [...options.tasks] : null,
+    variants: options.variants && options.variants.length > 0 ? [...options.variants] : null,
+    policy: prepared.policy ?? 'scripted',
+    model_digest: prepared.model?.info.digest ?? null,
+    formats: OUTPUT_FORMATS.filter((format) => formats.has(format)),
+    plan_episodes: plan.length,
+    shard: options.shard ? { index: options.shard.index, count: options.shard.count } : null,
+    slice,
+  };
+  const requestedWorkers = options.workers === undefined ? undefined : positive('--workers', options.workers);
+  if (prepared.policy !== undefined && requestedWorkers !== undefined && requestedWorkers > 1) {
+    throw new FactoryError('usage', `--workers ${requestedWorkers}: a model policy runs on the main thread (the model, not the CPU, is the bottleneck)`, {
+      fix: 'drop --workers and use --concurrency to keep several requests in flight',
+    });
   }
-  const runId = `run-${randomUUID()}`;
+  if (options.resume && options.restart) throw new FactoryError('usage', '--resume keeps an interrupted run and --restart discards it; pick one', { fix: 'drop one of them' });
 
   assertDatasetDirectory(outDir);
   const staging = join(outDir, STAGING_DIR);
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(join(staging, TRACES_DIR), { recursive: true });
-  const episodes = new JsonlAppender(join(staging, EPISODES_FILE));
-  const rejected = new JsonlAppender(join(staging, REJECTED_FILE));
-  const traceFiles = plan.map((spec) => `${specRecordId(spec)}.jsonl`);
-  const rejections: GenerateSummary['rejections'] = [];
-  let completed = 0;
-  const faultsFired: Record<string, number> = {};
-
-  const verifyEpisode = async (spec: EpisodeSpec): Promise<EpisodeResult> => {
-    const id = specRecordId(spec);
-    const trace = new Trace(runId, new JsonlAppender(join(staging, TRACES_DIR, `${id}.jsonl`)));
-    const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null): EpisodeResult => {
-      trace.phase('verify').emit('record_rejected', { stage, reason });
-      return { status: 'rejected', id, row: { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record } };
-    };
-    try {
-      const record = await produceEpisode(spec, prepared.factory, { producedAt, trace: trace.phase('generate') });
-      const line = JSON.stringify(record);
-      const schemaErrors = validateAgainst('episode-record.v1', record);
-      if (schemaErrors.length > 0) return reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
-      // Replay what will be stored, not the object in memory: a value that
-      // does not survive JSON serialization must fail here, not later.
-      const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay'), text: line });
-      if (!verdict.ok) return reject('replay', verdict.problems.join('; '), record);
-      trace.phase('verify').emit('record_written', { task_completed: record.result.task_completed });
-      return { status: 'written', id, record, line };
-    } catch (error) {
-      return reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
-    } finally {
-      trace.close();
+  const tracesDir = join(staging, TRACES_DIR);
+  const previous = readRunIdentity(staging);
+  if (previous && !options.restart) {
+    const done = finishedParts(staging).reduce((sum, part) => sum + part.end - part.start, 0);
+    if (!options.resume) {
+      throw new FactoryError('usage', `${outDir} holds an interrupted run (${done} of ${previous.slice.end - previous.slice.start} episodes finished)`, {
+        fix: 'rerun the same command with --resume to finish it, or with --restart to discard it',
+      });
     }
-  };
-
-  // Up to `concurrency` episodes run at once; results are written in plan
-  // order, so the files are the same bytes whatever the concurrency.
-  const write = (result: EpisodeResult, done: number) => {
-    let taskCompleted = false;
-    if (result.status === 'written') {
-      episodes.append(result.record, result.line);
-      taskCompleted = result.record.result.task_completed;
-      if (taskCompleted) completed++;
-      for (const fault of result.record.recovery.faults_fired) faultsFired[fault.kind] = (faultsFired[fault.kind] ?? 0) + 1;
-    } else {
-      rejected.append(result.row);
-      rejections.push({ record_id: result.id, stage: result.row.stage, reason: result.row.reason });
+    const difference = identityDifference(previous, identity);
+    if (difference) {
+      throw new FactoryError('usage', `cannot resume the interrupted run in ${outDir}: it was a different run (${difference})`, {
+        fix: 'rerun exactly the command that started it with --resume, or pass --restart to discard it',
+      });
     }
-    options.onEpisode?.({ done, total: plan.length, record_id: result.id, status: result.status, task_completed: taskCompleted });
-  };
+  } else {
+    if (options.resume && !options.restart) options.onNote?.(`no interrupted run in ${outDir}; starting from the beginning`);
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(tracesDir, { recursive: true });
+    writeRunIdentity(staging, identity);
+  }
+  mkdirSync(tracesDir, { recursive: true });
 
+  const kept = finishedParts(staging);
+  const resumed = kept.reduce((sum, part) => sum + part.end - part.start, 0);
+  if (resumed > 0) options.onNote?.(`resuming: ${resumed} of ${slice.end - slice.start} episodes were already finished`);
+  const chunks = missingRanges(kept, slice.start, slice.end);
+  const remaining = chunks.reduce((sum, range) => sum + range.end - range.start, 0);
+  // Asked for workers, a run gets them (up to one per episode); by default, only a run big enough to repay starting them.
+  const workerCount =
+    prepared.policy !== undefined || remaining === 0
+      ? 1
+      : requestedWorkers !== undefined
+        ? Math.min(requestedWorkers, remaining)
+        : remaining < MIN_EPISODES_FOR_WORKERS
+          ? 1
+          : Math.min(availableParallelism(), Math.ceil(remaining / 20));
+  const queue = splitRanges(chunks, Math.max(1, Math.min(PART_EPISODES, Math.ceil(remaining / (workerCount * 4)))));
+
+  let done = resumed;
+  let rejectedSoFar = kept.reduce((sum, part) => sum + part.rejected, 0);
+  const total = slice.end - slice.start;
+  const onEpisode = (outcome: EpisodeOutcome) => {
+    done++;
+    if (outcome.status === 'rejected') rejectedSoFar++;
+    options.onEpisode?.({ ...outcome, done, total, rejected: rejectedSoFar });
+  };
+  const runId = `run-${randomUUID()}`;
+  let stopping = options.signal?.aborted ?? false;
+  const workers: GenerationWorker[] = [];
+  const stopAll = () => {
+    stopping = true;
+    for (const worker of workers) worker.stop();
+  };
+  options.signal?.addEventListener('abort', stopAll, { once: true });
+  let failure: unknown;
   try {
-    const pending = new Map<number, Promise<EpisodeResult>>();
-    let next = 0;
-    for (let written = 0; written < plan.length; written++) {
-      while (next < plan.length && pending.size < concurrency) {
-        pending.set(next, verifyEpisode(plan[next]!));
-        next++;
+    if (workerCount === 1) {
+      const context: PartContext = { plan, policy: prepared.factory, producedAt, staging, tracesDir, runId, concurrency };
+      for (const range of queue) {
+        if (stopping) break;
+        await producePart(context, range.start, range.end, { shouldStop: () => stopping, onEpisode });
       }
-      const result = await pending.get(written)!;
-      pending.delete(written);
-      write(result, written + 1);
+    } else {
+      options.onNote?.(`${workerCount} worker threads`);
+      for (let index = 0; index < workerCount; index++) {
+        workers.push(startWorker({ lane, seeds, tasks: options.tasks, variants: options.variants, producedAt, staging, tracesDir, runId }));
+      }
+      let next = 0;
+      await Promise.all(
+        workers.map(async (worker) => {
+          while (!stopping && next < queue.length) {
+            const range = queue[next++]!;
+            try {
+              await worker.run(range.start, range.end, onEpisode);
+            } catch (error) {
+              failure ??= error;
+              stopAll();
+            }
+          }
+        }),
+      );
     }
   } finally {
-    // Whatever happened, what was written stays on disk, flushed.
-    episodes.close({ sync: true });
-    rejected.close({ sync: true });
+    options.signal?.removeEventListener('abort', stopAll);
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
-  const formats = new Set(options.formats ?? OUTPUT_FORMATS);
+  if (failure) {
+    throw new FactoryError('usage', `${(failure as Error).message}; every finished part is kept in ${staging}`, { fix: 'rerun the same command with --resume' });
+  }
+
+  const parts = finishedParts(staging);
+  const summary = aggregate(parts);
+  const base = {
+    lane: lane.name,
+    lane_sha256: lane.sha256,
+    out_dir: outDir,
+    seeds: formatSeedRange(seeds),
+    tasks: [...new Set(plan.map((spec) => spec.task.id))],
+    shard: options.shard ? { ...options.shard, ...slice, plan_episodes: plan.length } : null,
+    episodes: total,
+    workers: workerCount,
+    resumed,
+  };
+  const finish = (interrupted: boolean): GenerateSummary => ({
+    ...base,
+    ...summary,
+    completion_rate: summary.written === 0 ? 0 : summary.completed / summary.written,
+    interrupted,
+    wall_seconds: Math.round(performance.now() - started) / 1000,
+  });
+  if (missingRanges(parts, slice.start, slice.end).length > 0) return finish(true);
+
+  concatenateFiles(parts.map((part) => partFile(staging, part, 'episodes')), join(staging, EPISODES_FILE));
+  concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
   await writeColumnar(join(staging, EPISODES_FILE), {
     ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
     ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
   });
   publish(staging, outDir);
 
-  const tasks = [...new Set(plan.map((spec) => spec.task.id))];
+  const traceFiles = plan.slice(slice.start, slice.end).map((spec) => join(outDir, TRACES_DIR, `${specRecordId(spec)}.jsonl`));
   const columnarFiles = [...(formats.has('arrow') ? [join(outDir, ARROW_FILE)] : []), ...(formats.has('parquet') ? [join(outDir, PARQUET_FILE)] : [])];
+  const { format: _format, slice: _slice, ...run } = identity;
   await writeManifest(
     outDir,
     {
@@ -178,57 +273,41 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
       lane_sha256: lane.sha256,
       factory_version: FACTORY_VERSION,
       seeds: formatSeedRange(seeds),
-      tasks,
-      counts: { episodes: plan.length, records: episodes.rows, rejected: rejected.rows, completed },
+      tasks: base.tasks,
+      run,
+      ...(base.shard ? { shard: base.shard } : {}),
+      counts: { episodes: total, records: summary.written, rejected: summary.rejected, completed: summary.completed },
     },
-    [join(outDir, EPISODES_FILE), join(outDir, REJECTED_FILE), ...columnarFiles, ...traceFiles.map((file) => join(outDir, TRACES_DIR, file))],
+    [join(outDir, EPISODES_FILE), join(outDir, REJECTED_FILE), ...columnarFiles, ...traceFiles],
   );
-
-  return {
-    lane: lane.name,
-    lane_sha256: lane.sha256,
-    out_dir: outDir,
-    seeds: formatSeedRange(seeds),
-    tasks,
-    episodes: plan.length,
-    written: episodes.rows,
-    rejected: rejected.rows,
-    completed,
-    completion_rate: episodes.rows === 0 ? 0 : completed / episodes.rows,
-    faults_fired: Object.fromEntries(Object.entries(faultsFired).sort(([left], [right]) => (left < right ? -1 : 1))),
-    wall_seconds: Math.round(performance.now() - started) / 1000,
-    rejections,
-  };
+  return finish(false);
 }
 
-/**
- * Publishing replaces `traces/` and the dataset files, so the output directory
- * must be new, empty, or an earlier dataset: never a directory of other things.
- */
-function assertDatasetDirectory(outDir: string): void {
-  if (!existsSync(outDir)) return;
-  if (!statSync(outDir).isDirectory()) {
-    throw new FactoryError('usage', `--out ${outDir} is a file`, { fix: 'choose a directory path for --out' });
-  }
-  const entries = readdirSync(outDir);
-  const known = new Set([EPISODES_FILE, REJECTED_FILE, ARROW_FILE, PARQUET_FILE, TRACES_DIR, MANIFEST_FILE, STAGING_DIR]);
-  if (entries.length > 0 && !entries.some((entry) => entry === EPISODES_FILE || entry === MANIFEST_FILE || entry === STAGING_DIR)) {
-    const strangers = entries.filter((entry) => !known.has(entry)).slice(0, 3);
-    throw new FactoryError('usage', `--out ${outDir} is not empty and holds no dataset (it has ${strangers.join(', ')}${entries.length > 3 ? ', …' : ''})`, {
-      fix: 'choose a new or empty directory; generate replaces traces/ and the dataset files in it',
-    });
-  }
+function positive(flag: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new FactoryError('usage', `${flag} ${value} is not a positive whole number`, { fix: `pass ${flag} 1 or more` });
+  return value;
 }
 
-/** Moves a finished run from staging into place, replacing the previous dataset's files. */
-function publish(staging: string, outDir: string): void {
-  rmSync(join(outDir, MANIFEST_FILE), { force: true });
-  for (const file of [EPISODES_FILE, REJECTED_FILE, ARROW_FILE, PARQUET_FILE]) {
-    // A format this run did not write must not survive from an earlier run.
-    if (existsSync(join(staging, file))) renameSync(join(staging, file), join(outDir, file));
-    else rmSync(join(outDir, file), { force: true });
+/** Cuts ranges into parts of at most `size` episodes, in plan order. */
+function splitRanges(ranges: readonly { start: number; end: number }[], size: number): { start: number; end: number }[] {
+  const out: { start: number; end: number }[] = [];
+  for (const range of ranges) for (let start = range.start; start < range.end; start += size) out.push({ start, end: Math.min(range.end, start + size) });
+  return out;
+}
+
+function aggregate(parts: readonly PartSummary[]): Pick<GenerateSummary, 'written' | 'rejected' | 'completed' | 'faults_fired' | 'rejections'> {
+  const faults: Record<string, number> = {};
+  let written = 0;
+  let rejected = 0;
+  let completed = 0;
+  const rejections: Rejection[] = [];
+  for (const part of parts) {
+    written += part.written;
+    rejected += part.rejected;
+    completed += part.completed;
+    rejections.push(...part.rejections);
+    for (const [kind, count] of Object.entries(part.faults_fired)) faults[kind] = (faults[kind] ?? 0) + count;
   }
-  rmSync(join(outDir, TRACES_DIR), { recursive: true, force: true });
-  renameSync(join(staging, TRACES_DIR), join(outDir, TRACES_DIR));
-  rmSync(staging, { recursive: true, force: true });
+  const faultsFired = Object.fromEntries(Object.entries(faults).sort(([left], [right]) => (left < right ? -1 : 1)));
+  return { written, rejected, completed, faults_fired: faultsFired, rejections };
 }

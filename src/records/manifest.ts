@@ -39,6 +39,10 @@ export interface Manifest {
   seeds?: string;
   tasks?: string[];
   source?: string;
+  /** What decided the bytes of a generated dataset (lane, seeds, policy, formats, …), as generate recorded it. */
+  run?: Record<string, unknown>;
+  /** Set on a shard: which slice of the plan it holds, end exclusive. */
+  shard?: { index: number; count: number; start: number; end: number; plan_episodes: number };
   counts: ManifestCounts;
   files: ManifestFile[];
 }

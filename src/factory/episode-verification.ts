@@ -1,0 +1,55 @@
+// Owns turning one planned episode into what the dataset keeps of it: produce
+// it, validate it against the record schema, replay it from its own
+// serialized line on a fresh world, and come out with either a record line for
+// episodes.jsonl or a row for rejected.jsonl with the stage and reason. The
+// episode's trace goes to its own file as it happens.
+
+import { join } from 'node:path';
+import { errorMessage } from '../core/errors.js';
+import { specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
+import { TaskBindingError } from '../lanes/task-instance.js';
+import type { EpisodeRecord, RejectedRow } from '../records/episode-record.js';
+import { JsonlAppender } from '../records/jsonl.js';
+import { validateAgainst } from '../records/schema-registry.js';
+import { Trace } from '../runner/trace.js';
+import { produceEpisode, type PolicyFactory } from '../verify/episode-production.js';
+import { replayRecord } from '../verify/replay.js';
+
+export interface VerificationContext {
+  policy: PolicyFactory;
+  producedAt: string;
+  /** Where traces/<record_id>.jsonl go. */
+  tracesDir: string;
+  runId: string;
+}
+
+/** What verifying one episode came to: a record to write, or a row for rejected.jsonl. */
+export type EpisodeResult =
+  | { status: 'written'; id: string; record: EpisodeRecord; line: string }
+  | { status: 'rejected'; id: string; row: RejectedRow };
+
+export async function verifyEpisode(spec: EpisodeSpec, context: VerificationContext): Promise<EpisodeResult> {
+  const id = specRecordId(spec);
+  const lane = spec.lane;
+  const trace = new Trace(context.runId, new JsonlAppender(join(context.tracesDir, `${id}.jsonl`)));
+  const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null): EpisodeResult => {
+    trace.phase('verify').emit('record_rejected', { stage, reason });
+    return { status: 'rejected', id, row: { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record } };
+  };
+  try {
+    const record = await produceEpisode(spec, context.policy, { producedAt: context.producedAt, trace: trace.phase('generate') });
+    const line = JSON.stringify(record);
+    const schemaErrors = validateAgainst('episode-record.v1', record);
+    if (schemaErrors.length > 0) return reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
+    // Replay what will be stored, not the object in memory: a value that
+    // does not survive JSON serialization must fail here, not later.
+    const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay'), text: line });
+    if (!verdict.ok) return reject('replay', verdict.problems.join('; '), record);
+    trace.phase('verify').emit('record_written', { task_completed: record.result.task_completed });
+    return { status: 'written', id, record, line };
+  } catch (error) {
+    return reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
+  } finally {
+    trace.close();
+  }
+}

@@ -1,0 +1,64 @@
+// Owns the inside of a generation worker thread: it rebuilds the run's plan
+// from the lane and selection it was started with (the same function, so the
+// same plan), then produces whichever parts the main thread hands it and
+// reports every episode and every sealed part back. Only scripted policies run
+// here: they are pure data, so each thread can build its own.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { errorMessage } from '../core/errors.js';
+import { planEpisodes } from '../lanes/episode-plan.js';
+import type { Lane, SeedRange } from '../lanes/lane.js';
+import { producePart, type PartContext } from './part-production.js';
+import { policyFactoryFor } from './policy-selection.js';
+import type { PartSummary } from './run-parts.js';
+
+export interface WorkerSetup {
+  lane: Lane;
+  seeds: SeedRange;
+  tasks: string[] | undefined;
+  variants: string[] | undefined;
+  producedAt: string;
+  staging: string;
+  tracesDir: string;
+  runId: string;
+}
+
+export type ToWorker = { type: 'run'; start: number; end: number } | { type: 'stop' };
+export type FromWorker =
+  | { type: 'episode'; record_id: string; status: 'written' | 'rejected'; task_completed: boolean }
+  | { type: 'part'; part: PartSummary | null }
+  | { type: 'failed'; message: string };
+
+const port = parentPort;
+if (port) {
+  const setup = workerData as WorkerSetup;
+  let stopping = false;
+  let context: PartContext | undefined;
+  const post = (message: FromWorker) => port.postMessage(message);
+  port.on('message', (message: ToWorker) => {
+    if (message.type === 'stop') {
+      stopping = true;
+      return;
+    }
+    void (async () => {
+      try {
+        context ??= {
+          plan: planEpisodes(setup.lane, setup.seeds, setup.tasks, setup.variants),
+          policy: policyFactoryFor(setup.lane),
+          producedAt: setup.producedAt,
+          staging: setup.staging,
+          tracesDir: setup.tracesDir,
+          runId: setup.runId,
+          concurrency: 1,
+        };
+        const part = await producePart(context, message.start, message.end, {
+          shouldStop: () => stopping,
+          onEpisode: (outcome) => post({ type: 'episode', ...outcome }),
+        });
+        post({ type: 'part', part: part ?? null });
+      } catch (error) {
+        post({ type: 'failed', message: errorMessage(error) });
+      }
+    })();
+  });
+}

@@ -1,0 +1,69 @@
+// Owns producing one part of a run: the episodes of a contiguous range of the
+// plan, verified a few at a time, kept in plan order, and sealed as a part.
+// The same code runs on the main thread and inside a worker thread. Asked to
+// stop, it finishes the episodes in flight and seals the prefix it has, so an
+// interrupted run keeps every episode it finished.
+
+import type { EpisodeSpec } from '../lanes/episode-plan.js';
+import { verifyEpisode, type EpisodeResult, type VerificationContext } from './episode-verification.js';
+import { writePart, type PartSummary } from './run-parts.js';
+
+export interface PartContext extends VerificationContext {
+  plan: readonly EpisodeSpec[];
+  staging: string;
+  /** Episodes in flight at once within the part. */
+  concurrency: number;
+}
+
+export interface EpisodeOutcome {
+  record_id: string;
+  status: 'written' | 'rejected';
+  task_completed: boolean;
+}
+
+export interface PartHooks {
+  shouldStop(): boolean;
+  onEpisode(outcome: EpisodeOutcome): void;
+}
+
+/** Runs [start, end) and seals what it finished; undefined when it was stopped before finishing any. */
+export async function producePart(context: PartContext, start: number, end: number, hooks: PartHooks): Promise<PartSummary | undefined> {
+  const episodeLines: string[] = [];
+  const rejectedLines: string[] = [];
+  const summary: Omit<PartSummary, 'files' | 'end'> = { start, written: 0, rejected: 0, completed: 0, faults_fired: {}, rejections: [] };
+  const pending = new Map<number, Promise<EpisodeResult>>();
+  let next = start;
+  let finished = start;
+  while (finished < end) {
+    while (next < end && pending.size < context.concurrency && !hooks.shouldStop()) {
+      pending.set(next, verifyEpisode(context.plan[next]!, context));
+      next++;
+    }
+    const result = pending.get(finished);
+    if (!result) break;
+    pending.delete(finished);
+    keep(await result);
+    finished++;
+    // A scripted episode never leaves the microtask queue, so without this a
+    // Ctrl-C (or a worker's stop message) would only be seen after the run.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (finished === start) return undefined;
+  return writePart(context.staging, { ...summary, end: finished }, episodeLines, rejectedLines);
+
+  function keep(result: EpisodeResult): void {
+    let taskCompleted = false;
+    if (result.status === 'written') {
+      episodeLines.push(result.line);
+      summary.written++;
+      taskCompleted = result.record.result.task_completed;
+      if (taskCompleted) summary.completed++;
+      for (const fault of result.record.recovery.faults_fired) summary.faults_fired[fault.kind] = (summary.faults_fired[fault.kind] ?? 0) + 1;
+    } else {
+      rejectedLines.push(JSON.stringify(result.row));
+      summary.rejected++;
+      summary.rejections.push({ record_id: result.id, stage: result.row.stage, reason: result.row.reason });
+    }
+    hooks.onEpisode({ record_id: result.id, status: result.status, task_completed: taskCompleted });
+  }
+}

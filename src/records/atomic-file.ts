@@ -1,0 +1,37 @@
+// Owns finishing a file atomically: write it under a temporary name, fsync it,
+// rename it into place and fsync the directory, so that after a crash (even
+// SIGKILL or a power cut) the file is either absent or whole, never torn.
+
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** The suffix of a file being written; one left behind by a crash is garbage to delete. */
+export const TEMPORARY_SUFFIX = '.tmp';
+
+export function writeFileAtomically(path: string, chunks: readonly (string | Uint8Array)[] | string): void {
+  const temporary = join(dirname(path), `.${basename(path)}${TEMPORARY_SUFFIX}`);
+  const fd = openSync(temporary, 'w');
+  try {
+    for (const chunk of typeof chunks === 'string' ? [chunks] : chunks) writeAll(fd, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
+  syncDirectory(dirname(path));
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+}
+
+/** Makes a rename in the directory durable. */
+export function syncDirectory(directory: string): void {
+  const fd = openSync(directory, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

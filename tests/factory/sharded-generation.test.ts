@@ -1,0 +1,174 @@
+// Workers, shards and merge, and resuming from sealed parts: whichever way a
+// run is cut up, its data files must be the bytes of one uninterrupted run on
+// one thread.
+
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { FactoryError } from '../../src/core/errors.js';
+import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { mergeShards } from '../../src/factory/merge-shards.js';
+import { parseShard, shardSlice } from '../../src/factory/plan-shard.js';
+import { finishedParts, missingRanges, PARTS_DIR, writePart } from '../../src/factory/run-parts.js';
+import { loadLane } from '../../src/lanes/lane-loader.js';
+import type { Manifest } from '../../src/records/manifest.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+
+const DATA_FILES = ['episodes.jsonl', 'rejected.jsonl', 'episodes.arrow', 'episodes.parquet'];
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+const lane = loadLane('tool-world-faults-v1', REPO_ROOT);
+// 5 tasks x 12 seeds.
+const SEEDS = { from: 0, to: 11 };
+const EPISODES = 60;
+
+function assertSameData(actual: string, expected: string): void {
+  for (const file of DATA_FILES) assert.equal(sha256(join(actual, file)), sha256(join(expected, file)), `${file} differs from the single-thread run`);
+  assert.deepEqual(readdirSync(join(actual, 'traces')).sort(), readdirSync(join(expected, 'traces')).sort(), 'the same trace files');
+}
+
+describe('sharded, parallel and resumed generation', () => {
+  const single = temporaryDirectory();
+  before(async () => {
+    const summary = await generateDataset({ lane, outDir: single, seeds: SEEDS, workers: 1 });
+    assert.equal(summary.episodes, EPISODES);
+    assert.equal(summary.workers, 1);
+    assert.ok(Object.keys(summary.faults_fired).length > 5, 'a lane with faults, so the bytes are not trivial');
+  });
+
+  it('writes the same bytes with two worker threads', async () => {
+    const out = temporaryDirectory();
+    const summary = await generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 2 });
+    assert.equal(summary.workers, 2);
+    assert.equal(summary.written + summary.rejected, EPISODES);
+    assertSameData(out, single);
+    assert.equal(existsSync(join(out, '.partial')), false, 'parts are intermediate');
+  });
+
+  it('merges three shards, given in any order, into the single run', async () => {
+    const shards = [0, 1, 2].map(() => temporaryDirectory());
+    let covered = 0;
+    for (const [index, dir] of shards.entries()) {
+      const summary = await generateDataset({ lane, outDir: dir, seeds: SEEDS, shard: { index, count: 3 } });
+      assert.equal(summary.shard?.index, index);
+      covered += summary.episodes;
+      const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
+      assert.deepEqual(manifest.shard, { index, count: 3, ...shardSlice(EPISODES, { index, count: 3 }), plan_episodes: EPISODES });
+    }
+    assert.equal(covered, EPISODES);
+    const merged = temporaryDirectory();
+    const summary = await mergeShards({ sources: [shards[2]!, shards[0]!, shards[1]!], outDir: merged });
+    assert.equal(summary.shards, 3);
+    assert.equal(summary.written + summary.rejected, EPISODES);
+    assertSameData(merged, single);
+    const manifest = JSON.parse(readFileSync(join(merged, 'manifest.json'), 'utf8')) as Manifest;
+    assert.equal(manifest.operation, 'merge');
+    assert.equal(manifest.shard, undefined);
+
+    await assert.rejects(mergeShards({ sources: [shards[0]!, shards[2]!], outDir: temporaryDirectory() }), /shard 1\/3 missing/);
+    await assert.rejects(mergeShards({ sources: [shards[0]!, shards[0]!, shards[1]!], outDir: temporaryDirectory() }), /given twice/);
+    await assert.rejects(mergeShards({ sources: [single], outDir: temporaryDirectory() }), /not a shard/);
+    const other = temporaryDirectory();
+    await generateDataset({ lane, outDir: other, seeds: { from: 0, to: 2 }, shard: { index: 1, count: 3 } });
+    await assert.rejects(mergeShards({ sources: [shards[0]!, other, shards[2]!], outDir: temporaryDirectory() }), /different runs/);
+    // A shard edited after it was written is refused, not merged.
+    const rejected = join(shards[1]!, 'episodes.jsonl');
+    writeFileSync(rejected, readFileSync(rejected, 'utf8').replace('"seed":', '"seed" :'));
+    await assert.rejects(mergeShards({ sources: shards, outDir: temporaryDirectory() }), /does not match its manifest/);
+  });
+
+  it('resumes from sealed parts, drops unsealed and torn ones, and refuses a different run', async () => {
+    const out = temporaryDirectory();
+    const controller = new AbortController();
+    let seen = 0;
+    const first = await generateDataset({
+      lane,
+      outDir: out,
+      seeds: SEEDS,
+      workers: 1,
+      signal: controller.signal,
+      onEpisode: () => {
+        if (++seen === 23) controller.abort();
+      },
+    });
+    assert.equal(first.interrupted, true);
+    assert.equal(first.written + first.rejected, 23, 'the episodes in flight were finished and kept');
+    assert.equal(existsSync(join(out, 'episodes.jsonl')), false, 'nothing is published before the run is complete');
+    const staging = join(out, '.partial');
+    assert.equal(finishedParts(staging).reduce((sum, part) => sum + part.end - part.start, 0), 23);
+    // What a kill leaves behind: a temporary file, and a part whose marker never landed.
+    writeFileSync(join(staging, PARTS_DIR, '.000000023-000000030.episodes.jsonl.tmp'), '{"torn":');
+    writeFileSync(join(staging, PARTS_DIR, '000000023-000000030.episodes.jsonl'), '{"not":"sealed"}\n');
+
+    await assert.rejects(generateDataset({ lane, outDir: out, seeds: SEEDS }), (error: unknown) => error instanceof FactoryError && /interrupted run \(23 of 60/.test(error.message) && /--resume/.test(error.fix ?? ''));
+    await assert.rejects(generateDataset({ lane, outDir: out, seeds: { from: 0, to: 13 }, resume: true }), /different run \(seeds was "0\.\.11", now "0\.\.13"\)/);
+    await assert.rejects(generateDataset({ lane, outDir: out, seeds: SEEDS, resume: true, formats: ['jsonl'] }), /different run \(formats/);
+
+    const resumed = await generateDataset({ lane, outDir: out, seeds: SEEDS, resume: true, workers: 2 });
+    assert.equal(resumed.resumed, 23);
+    assert.equal(resumed.interrupted, false);
+    assert.equal(resumed.written + resumed.rejected, EPISODES, 'the summary covers the whole run');
+    assertSameData(out, single);
+    assert.equal(existsSync(staging), false);
+  });
+
+  it('--restart discards an interrupted run', async () => {
+    const out = temporaryDirectory();
+    const controller = new AbortController();
+    controller.abort();
+    const stopped = await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 1 }, signal: controller.signal });
+    assert.equal(stopped.interrupted, true);
+    assert.equal(stopped.written, 0);
+    const again = await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 1 }, restart: true });
+    assert.equal(again.interrupted, false);
+    assert.equal(again.resumed, 0);
+    assert.equal(again.written + again.rejected, 10);
+  });
+});
+
+describe('run parts', () => {
+  it('finds the ranges no sealed part covers', () => {
+    assert.deepEqual(missingRanges([], 0, 10), [{ start: 0, end: 10 }]);
+    assert.deepEqual(missingRanges([{ start: 0, end: 4 }, { start: 6, end: 8 }], 0, 10), [{ start: 4, end: 6 }, { start: 8, end: 10 }]);
+    assert.deepEqual(missingRanges([{ start: 0, end: 10 }], 0, 10), []);
+    assert.deepEqual(missingRanges([{ start: 12, end: 20 }], 10, 30), [{ start: 10, end: 12 }, { start: 20, end: 30 }]);
+  });
+
+  it('keeps a sealed part only while its files match the sealed hashes', () => {
+    const staging = temporaryDirectory();
+    const summary = { start: 0, end: 2, written: 1, rejected: 1, completed: 1, faults_fired: {}, rejections: [{ record_id: 'b', stage: 'run', reason: 'x' }] };
+    writePart(staging, summary, ['{"id":"a"}'], ['{"id":"b"}']);
+    writePart(staging, { ...summary, start: 2, end: 4 }, ['{"id":"c"}'], ['{"id":"d"}']);
+    assert.deepEqual(finishedParts(staging).map((part) => [part.start, part.end]), [[0, 2], [2, 4]]);
+    writeFileSync(join(staging, PARTS_DIR, '000000002-000000004.episodes.jsonl'), '{"id":"changed"}\n');
+    assert.deepEqual(finishedParts(staging).map((part) => [part.start, part.end]), [[0, 2]]);
+    assert.deepEqual(readdirSync(join(staging, PARTS_DIR)).sort(), ['000000000-000000002.done.json', '000000000-000000002.episodes.jsonl', '000000000-000000002.rejected.jsonl']);
+  });
+});
+
+describe('shards', () => {
+  it('cuts the plan into contiguous slices that cover it once', () => {
+    for (const [episodes, count] of [[200, 3], [7, 7], [5, 8], [1000, 16]] as const) {
+      let cursor = 0;
+      for (let index = 0; index < count; index++) {
+        const slice = shardSlice(episodes, { index, count });
+        assert.equal(slice.start, cursor);
+        assert.ok(slice.end >= slice.start);
+        cursor = slice.end;
+      }
+      assert.equal(cursor, episodes);
+    }
+  });
+
+  it('reads I/N, or the index from a Kubernetes Indexed Job or a Slurm array', () => {
+    assert.deepEqual(parseShard('2/4', {}), { index: 2, count: 4 });
+    assert.deepEqual(parseShard('auto/4', { JOB_COMPLETION_INDEX: '3' }), { index: 3, count: 4 });
+    assert.deepEqual(parseShard('auto/4', { SLURM_ARRAY_TASK_ID: '2' }), { index: 2, count: 4 });
+    assert.deepEqual(parseShard('auto/4', { SLURM_ARRAY_TASK_ID: '4', SLURM_ARRAY_TASK_MIN: '1' }), { index: 3, count: 4 });
+    assert.throws(() => parseShard('4/4', {}), /must be below 4/);
+    assert.throws(() => parseShard('auto/4', {}), /JOB_COMPLETION_INDEX/);
+    assert.throws(() => parseShard('1-4', {}), /is not I\/N/);
+    assert.throws(() => parseShard('auto/2', { JOB_COMPLETION_INDEX: 'x' }), /not a shard index/);
+  });
+});
