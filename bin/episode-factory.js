@@ -4,5 +4,12 @@
 import { register } from 'tsx/esm/api';
 
 register();
+// `episode-factory ... | head` closes the pipe early: that is the reader's choice, not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
 const { main } = await import('../src/cli/main.ts');
 process.exitCode = await main(process.argv);

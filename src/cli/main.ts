@@ -4,23 +4,35 @@
 
 import { Command, CommanderError } from 'commander';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { registerAudit } from './audit-command.js';
-import { registerCard } from './card-command.js';
-import { registerDedup } from './dedup-command.js';
-import { registerExport } from './export-command.js';
-import { registerGate } from './gate-command.js';
-import { registerGenerate } from './generate-command.js';
-import { registerLanes } from './lanes-command.js';
-import { registerMerge } from './merge-command.js';
-import { registerServe } from './serve-command.js';
-import { registerWorlds } from './worlds-command.js';
 import { PROGRAM, processStreams, reportError, type Streams } from './output.js';
-import { registerProxy } from './proxy-command.js';
-import { registerReplay } from './replay-command.js';
-import { registerSplit } from './split-command.js';
-import { registerStats } from './stats-command.js';
 
-export function buildProgram(streams: Streams, setExit: (status: number) => void): Command {
+type Register = (program: Command, streams: Streams, setExit: (status: number) => void) => void;
+
+/**
+ * Each command's module, loaded only when needed: a run of one command loads
+ * that command's libraries and no other's (a generate run does not carry the
+ * HTTP host, the Ollama client or the report code), which keeps the
+ * process's memory flat and its start fast. Help loads them all.
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  generate: async () => (await import('./generate-command.js')).registerGenerate,
+  replay: async () => (await import('./replay-command.js')).registerReplay,
+  lanes: async () => (await import('./lanes-command.js')).registerLanes,
+  worlds: async () => (await import('./worlds-command.js')).registerWorlds,
+  serve: async () => (await import('./serve-command.js')).registerServe,
+  proxy: async () => (await import('./proxy-command.js')).registerProxy,
+  gate: async () => (await import('./gate-command.js')).registerGate,
+  dedup: async () => (await import('./dedup-command.js')).registerDedup,
+  audit: async () => (await import('./audit-command.js')).registerAudit,
+  split: async () => (await import('./split-command.js')).registerSplit,
+  merge: async () => (await import('./merge-command.js')).registerMerge,
+  export: async () => (await import('./export-command.js')).registerExport,
+  stats: async () => (await import('./stats-command.js')).registerStats,
+  card: async () => (await import('./card-command.js')).registerCard,
+};
+
+/** The program with every command, or with only `only` when the command line names one. */
+export async function buildProgram(streams: Streams, setExit: (status: number) => void, only?: string): Promise<Command> {
   const program = new Command(PROGRAM)
     .description(
       'Manufactures verified training data for tool-using language models: multi-turn MCP tool-use episodes ' +
@@ -34,20 +46,8 @@ export function buildProgram(streams: Streams, setExit: (status: number) => void
       writeErr: (text) => streams.stderr.write(text),
     })
     .exitOverride();
-  registerGenerate(program, streams, setExit);
-  registerReplay(program, streams, setExit);
-  registerLanes(program, streams, setExit);
-  registerWorlds(program, streams);
-  registerServe(program, streams, setExit);
-  registerProxy(program, streams, setExit);
-  registerGate(program, streams, setExit);
-  registerDedup(program, streams, setExit);
-  registerAudit(program, streams, setExit);
-  registerSplit(program, streams);
-  registerMerge(program, streams);
-  registerExport(program, streams);
-  registerStats(program, streams);
-  registerCard(program, streams);
+  const names = only !== undefined && only in COMMANDS ? [only] : Object.keys(COMMANDS);
+  for (const name of names) (await COMMANDS[name]!())(program, streams, setExit);
   program.addHelpText(
     'after',
     '\nQuick start:\n  episode-factory generate tool-world-v1     # writes datasets/tool-world-v1/\n  episode-factory replay datasets/tool-world-v1\n  episode-factory lanes list\n\nExit status: 0 success, 1 a check failed (rejected or unverifiable records), 2 a usage or precondition problem.',
@@ -59,9 +59,13 @@ export function buildProgram(streams: Streams, setExit: (status: number) => void
 /** Runs the CLI and returns its exit status; never calls process.exit itself. */
 export async function main(argv: readonly string[], streams: Streams = processStreams): Promise<number> {
   let status = 0;
-  const program = buildProgram(streams, (value) => {
-    status = value;
-  });
+  const program = await buildProgram(
+    streams,
+    (value) => {
+      status = value;
+    },
+    argv[2],
+  );
   try {
     await program.parseAsync([...argv]);
     return status;

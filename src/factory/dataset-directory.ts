@@ -6,7 +6,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
-import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-files.js';
+import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
 import { MANIFEST_FILE } from '../records/manifest.js';
 
 export const EPISODES_FILE = 'episodes.jsonl';

@@ -14,10 +14,10 @@ import { FACTORY_VERSION } from '../core/package-paths.js';
 import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
-import { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
+import { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE } from '../records/columnar-names.js';
 import { writeManifest } from '../records/manifest.js';
 import { assertDatasetDirectory, concatenateFiles, EPISODES_FILE, publish, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
-import { producePart, type EpisodeOutcome, type PartContext } from './part-production.js';
+import type { EpisodeOutcome, PartContext } from './part-production.js';
 import { shardSlice, type Shard } from './plan-shard.js';
 import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
 import { resolveProducedAt } from './produced-at.js';
@@ -198,6 +198,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   let failure: unknown;
   try {
     if (workerCount === 1) {
+      // The episode machinery (worlds, SDK, verifier) loads only on the thread that runs episodes.
+      const { producePart } = await import('./part-production.js');
       const context: PartContext = { plan, policy: prepared.factory, producedAt, staging, tracesDir, runId, concurrency };
       for (const range of queue) {
         if (stopping) break;
@@ -255,6 +257,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
 
   concatenateFiles(parts.map((part) => partFile(staging, part, 'episodes')), join(staging, EPISODES_FILE));
   concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
+  const { writeColumnar } = await import('../records/columnar-files.js');
   await writeColumnar(join(staging, EPISODES_FILE), {
     ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
     ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),

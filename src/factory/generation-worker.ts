@@ -9,7 +9,7 @@ import { errorMessage } from '../core/errors.js';
 import { planEpisodes } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { producePart, type PartContext } from './part-production.js';
-import { policyFactoryFor } from './policy-selection.js';
+import { policyFactoryFor } from './scripted-policy-factory.js';
 import type { PartSummary } from './run-parts.js';
 
 export interface WorkerSetup {

@@ -11,8 +11,10 @@ import { CODEC_NAMES, codecByName, codecForFamily } from '../policy/codecs/codec
 import type { ModelCodec } from '../policy/codecs/model-codec.js';
 import { inspectModel, type ModelInfo } from '../policy/ollama/ollama-model.js';
 import { OllamaPolicy, type ModelMode, type ModelSettings } from '../policy/ollama/ollama-policy.js';
-import { ScriptedPolicy, type ScriptedVariant } from '../policy/scripted-policy.js';
 import type { PolicyFactory } from '../verify/episode-production.js';
+import { policyFactoryFor } from './scripted-policy-factory.js';
+
+export { policyFactoryFor };
 
 export type PolicySpec = { kind: 'scripted' } | { kind: 'ollama'; model: string };
 
@@ -21,13 +23,6 @@ export function parsePolicySpec(text: string): PolicySpec {
   const match = /^ollama:(.+)$/.exec(text);
   if (match && match[1]!.trim()) return { kind: 'ollama', model: match[1]!.trim() };
   throw new FactoryError('usage', `--policy "${text}" is not a policy`, { fix: 'use scripted, or ollama:<model> (e.g. ollama:qwen2.5:1.5b)' });
-}
-
-export function policyFactoryFor(lane: Lane): PolicyFactory {
-  switch (lane.document.policy.kind) {
-    case 'scripted':
-      return (request) => new ScriptedPolicy({ script: request.script, variant: request.variant as ScriptedVariant, random: request.random });
-  }
 }
 
 export interface ModelOptions {

@@ -21,8 +21,17 @@ function bootstrap(): string {
   return `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
 }
 
+/**
+ * A worker's heap is capped so that V8 collects instead of growing: an
+ * episode's garbage is short-lived and a part's lines are a few megabytes, so
+ * this is room enough, and N workers stay within a flat memory budget.
+ */
+export const WORKER_HEAP_MB = 96;
+/** The young generation is where an episode's garbage dies; a small one is collected often and cheaply. */
+export const WORKER_YOUNG_MB = 8;
+
 export function startWorker(setup: WorkerSetup): GenerationWorker {
-  const worker = new Worker(bootstrap(), { eval: true, workerData: setup });
+  const worker = new Worker(bootstrap(), { eval: true, workerData: setup, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
   let current: { resolve: (part: PartSummary | undefined) => void; reject: (error: Error) => void; onEpisode: (outcome: EpisodeOutcome) => void } | undefined;
   let failure: Error | undefined;
   const fail = (error: Error) => {

@@ -3,20 +3,16 @@
 // episodes.parquet, both written from episodes.jsonl in batches of 1,000 rows
 // (one Parquet row group each), so memory stays flat however many episodes.
 
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { closeSync, createWriteStream, fsyncSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { RecordBatch, RecordBatchStreamWriter, vectorFromArray } from 'apache-arrow';
+import { AsyncByteQueue, RecordBatch, RecordBatchStreamWriter, vectorFromArray } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import type { EpisodeRecord } from './episode-record.js';
 import { readLines } from './jsonl.js';
 import { RECORD_ARROW_SCHEMA, RECORD_STRUCT, recordToRow } from './arrow-schema.js';
 
-export const ARROW_FILE = 'episodes.arrow';
-export const PARQUET_FILE = 'episodes.parquet';
+export { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, type ColumnarFormat } from './columnar-names.js';
 export const BATCH_ROWS = 1000;
-export const COLUMNAR_FORMATS = ['arrow', 'parquet'] as const;
-export type ColumnarFormat = (typeof COLUMNAR_FORMATS)[number];
 
 /** Batches of Arrow rows read from a JSONL file of records, in file order. */
 async function* arrowBatches(jsonlPath: string, batchRows: number): AsyncGenerator<RecordBatch> {
@@ -46,6 +42,23 @@ function toWasmBatch(batch: RecordBatch): parquet.RecordBatch {
   return wasmBatch;
 }
 
+/**
+ * The Arrow writer's byte sink, writing each chunk to the file as it comes.
+ * Its default sink queues chunks for a piped stream without backpressure, so
+ * a big dataset would sit in memory until the end.
+ */
+class FileByteSink extends AsyncByteQueue {
+  constructor(private readonly fd: number) {
+    super();
+  }
+
+  override write(value: Parameters<AsyncByteQueue['write']>[0]): void {
+    const bytes = value instanceof Uint8Array ? value : new Uint8Array(value as ArrayBuffer);
+    let offset = 0;
+    while (offset < bytes.byteLength) offset += writeSync(this.fd, bytes, offset, bytes.byteLength - offset);
+  }
+}
+
 export interface ColumnarOutputs {
   arrow?: string;
   parquet?: string;
@@ -58,11 +71,11 @@ export interface ColumnarOutputs {
 export async function writeColumnar(jsonlPath: string, outputs: ColumnarOutputs, batchRows = BATCH_ROWS): Promise<number> {
   let rowCount = 0;
   let arrowWriter: RecordBatchStreamWriter | undefined;
-  let arrowFile: WriteStream | undefined;
+  let arrowFd: number | undefined;
   if (outputs.arrow) {
+    arrowFd = openSync(outputs.arrow, 'w');
     arrowWriter = new RecordBatchStreamWriter();
-    arrowFile = createWriteStream(outputs.arrow);
-    arrowWriter.toNodeStream().pipe(arrowFile);
+    arrowWriter.reset(new FileByteSink(arrowFd));
   }
   const batches = arrowBatches(jsonlPath, batchRows);
   const next = async (): Promise<RecordBatch | undefined> => {
@@ -91,9 +104,10 @@ export async function writeColumnar(jsonlPath: string, outputs: ColumnarOutputs,
     while (await next());
   }
 
-  if (arrowWriter && arrowFile) {
+  if (arrowWriter && arrowFd !== undefined) {
     arrowWriter.finish();
-    if (!arrowFile.writableFinished) await once(arrowFile, 'finish');
+    fsyncSync(arrowFd);
+    closeSync(arrowFd);
   }
   return rowCount;
 }

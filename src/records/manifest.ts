@@ -7,8 +7,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, openAsBlob, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { RecordBatchReader } from 'apache-arrow';
-import * as parquet from 'parquet-wasm';
 import { readLines } from './jsonl.js';
 
 export const MANIFEST_FORMAT = 'episode-factory.manifest.v1';
@@ -51,11 +49,14 @@ export interface Manifest {
 export async function countRows(path: string): Promise<number> {
   // Streamed, and only the Parquet footer read: counting must not hold a big file in memory.
   if (path.endsWith('.arrow')) {
+    // Loaded here, not at the top: most processes that write a manifest never count a columnar file.
+    const { RecordBatchReader } = await import('apache-arrow');
     let rows = 0;
     for await (const batch of await RecordBatchReader.from(createReadStream(path))) rows += batch.numRows;
     return rows;
   }
   if (path.endsWith('.parquet')) {
+    const parquet = await import('parquet-wasm');
     const file = await parquet.ParquetFile.fromFile(await openAsBlob(path));
     return file.metadata().fileMetadata().numRows();
   }

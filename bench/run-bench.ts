@@ -1,0 +1,179 @@
+// The benchmark behind `npm run bench` (never part of `npm test`). Every
+// figure is measured in this one run, so the ratios hold on a noisy machine:
+//   1. the floor: bare MCP SDK callTool round trips over InMemoryTransport
+//      against a trivial server;
+//   2. the factory: verified episodes per second on a scripted lane
+//      (generation + replay + predicates + writing), with 1 worker and with N;
+//   3. the factory's cost per tool call (generation and replay both count)
+//      over the floor's cost per call;
+//   4. peak RSS of a 100,000-episode run, and Arrow/Parquet write rates.
+// Options: --episodes N (the big run; default 100000), --speed-episodes N
+// (each speed run; default 2000), --workers N (default: the number of cores,
+// at least 2), --lane NAME (default tool-world-v1), --json.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { generateDataset } from '../src/factory/generate-dataset.js';
+import { loadLane } from '../src/lanes/lane-loader.js';
+import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../src/records/columnar-files.js';
+import { readLines } from '../src/records/jsonl.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    episodes: { type: 'string', default: '100000' },
+    'speed-episodes': { type: 'string', default: '2000' },
+    workers: { type: 'string' },
+    lane: { type: 'string', default: 'tool-world-v1' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const REPO = new URL('../', import.meta.url).pathname;
+const lane = loadLane(flags.lane!, REPO);
+const workers = Math.max(2, Number(flags.workers ?? availableParallelism()));
+const tasks = lane.document.tasks.length;
+const seedsFor = (episodes: number) => ({ from: 0, to: Math.max(1, Math.ceil(episodes / tasks)) - 1 });
+const scratch = mkdtempSync(join(tmpdir(), 'ef-bench-'));
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+
+async function measureFloor(calls: number): Promise<number> {
+  const server = new Server({ name: 'floor', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [{ name: 'echo', description: 'echo x', inputSchema: { type: 'object', properties: { x: { type: 'integer' } } } }],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: String(request.params.arguments?.x) }] }));
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'floor', version: '1' });
+  await client.connect(clientSide);
+  await client.listTools();
+  for (let index = 0; index < 2000; index++) await client.callTool({ name: 'echo', arguments: { x: index } });
+  const started = performance.now();
+  for (let index = 0; index < calls; index++) await client.callTool({ name: 'echo', arguments: { x: index } });
+  const seconds = (performance.now() - started) / 1000;
+  await client.close();
+  return seconds / calls;
+}
+
+/** Tool calls the policy made across a dataset's records; replay makes each again. */
+async function toolCalls(dir: string): Promise<number> {
+  let calls = 0;
+  for await (const line of readLines(join(dir, 'episodes.jsonl'))) {
+    const record = JSON.parse(line.text) as { messages: { role: string; tool_calls?: unknown[] }[] };
+    for (const message of record.messages) if (message.role === 'assistant') calls += message.tool_calls?.length ?? 0;
+  }
+  return calls;
+}
+
+async function measureFactory(episodes: number, workerCount: number) {
+  const out = join(scratch, `speed-${workerCount}`);
+  const summary = await generateDataset({ lane, outDir: out, seeds: seedsFor(episodes), workers: workerCount, formats: ['jsonl', 'arrow', 'parquet'] });
+  const calls = (await toolCalls(out)) * 2;
+  rmSync(out, { recursive: true, force: true });
+  return { episodes: summary.episodes, verified: summary.written, seconds: summary.wall_seconds, calls, workers: summary.workers };
+}
+
+function runChild(args: string[]): Promise<{ status: number; max_rss_bytes: number; wall_seconds: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'peak-rss-run.ts'), ...args], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.once('error', reject);
+    child.once('close', () => {
+      const match = /BENCH_RESULT (.*)/.exec(stderr);
+      if (!match) return reject(new Error(`the big run did not finish: ${stderr.slice(-2000)}`));
+      resolve(JSON.parse(match[1]!));
+    });
+  });
+}
+
+async function measureColumnar(jsonl: string, rows: number) {
+  const arrowStarted = performance.now();
+  await writeColumnar(jsonl, { arrow: join(scratch, ARROW_FILE) });
+  const arrowSeconds = (performance.now() - arrowStarted) / 1000;
+  const parquetStarted = performance.now();
+  await writeColumnar(jsonl, { parquet: join(scratch, PARQUET_FILE) });
+  const parquetSeconds = (performance.now() - parquetStarted) / 1000;
+  const megabytes = statSync(jsonl).size / 1e6;
+  return {
+    arrow_rows_per_second: rows / arrowSeconds,
+    arrow_mb_per_second: megabytes / arrowSeconds,
+    parquet_rows_per_second: rows / parquetSeconds,
+    parquet_mb_per_second: megabytes / parquetSeconds,
+    arrow_bytes: statSync(join(scratch, ARROW_FILE)).size,
+    parquet_bytes: statSync(join(scratch, PARQUET_FILE)).size,
+    jsonl_bytes: statSync(jsonl).size,
+  };
+}
+
+try {
+  const speedEpisodes = Number(flags['speed-episodes']);
+  const bigEpisodes = Number(flags.episodes);
+  log(`${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, lane ${lane.name}`);
+  log('floor: bare SDK callTool over InMemoryTransport ...');
+  const floor = await measureFloor(20_000);
+  log(`floor: ${(floor * 1e6).toFixed(1)} µs per call`);
+  log(`factory, 1 worker, ${speedEpisodes} episodes ...`);
+  const one = await measureFactory(speedEpisodes, 1);
+  log(`factory, ${workers} workers, ${speedEpisodes} episodes ...`);
+  const many = await measureFactory(speedEpisodes, workers);
+  const perCall = one.seconds / one.calls;
+  log(`big run: ${bigEpisodes} episodes with ${workers} workers, in a child process for its peak RSS ...`);
+  const bigOut = join(scratch, 'big');
+  const seeds = seedsFor(bigEpisodes);
+  const big = await runChild(['generate', lane.path, '--seeds', `${seeds.from}..${seeds.to}`, '--out', bigOut, '--workers', String(workers), '--quiet']);
+  if (big.status !== 0) throw new Error(`the big run exited ${big.status}`);
+  const bigRows = Number(JSON.parse(readFileSync(join(bigOut, 'manifest.json'), 'utf8')).counts.records);
+  log('Arrow and Parquet write rates on the big run\'s episodes.jsonl ...');
+  const columnar = await measureColumnar(join(bigOut, 'episodes.jsonl'), bigRows);
+
+  const figures = {
+    machine: { cores: cpus().length, node: process.version },
+    lane: lane.name,
+    floor_microseconds_per_call: floor * 1e6,
+    factory_one_worker: { ...one, episodes_per_second: one.verified / one.seconds, microseconds_per_call: perCall * 1e6 },
+    factory_many_workers: { ...many, episodes_per_second: many.verified / many.seconds },
+    per_call_ratio: perCall / floor,
+    speedup: one.seconds / many.seconds,
+    big_run: { episodes: seeds.to * tasks + tasks, records: bigRows, workers, peak_rss_mb: big.max_rss_bytes / 1e6, wall_seconds: big.wall_seconds },
+    columnar,
+  };
+  if (flags.json) {
+    process.stdout.write(JSON.stringify(figures, null, 2) + '\n');
+  } else {
+    const rows: [string, string, string, string][] = [
+      ['floor: SDK callTool round trip', `${figures.floor_microseconds_per_call.toFixed(1)} µs`, '', ''],
+      [`factory, 1 worker: verified episodes/s`, `${figures.factory_one_worker.episodes_per_second.toFixed(1)}`, '', ''],
+      [`factory, ${many.workers} workers: verified episodes/s`, `${figures.factory_many_workers.episodes_per_second.toFixed(1)}`, '', ''],
+      ['factory cost per tool call (gen + replay)', `${figures.factory_one_worker.microseconds_per_call.toFixed(1)} µs`, '', ''],
+      ['per-call ratio, factory / floor (1 worker)', figures.per_call_ratio.toFixed(2), '≤ 3', verdict(figures.per_call_ratio <= 3)],
+      [`speed-up, 1 → ${many.workers} workers`, `${figures.speedup.toFixed(2)}×`, '≥ 1.7×', verdict(figures.speedup >= 1.7)],
+      [`peak RSS, ${figures.big_run.episodes} episodes`, `${figures.big_run.peak_rss_mb.toFixed(0)} MB`, bigEpisodes >= 100_000 ? '< 300 MB' : '< 300 MB at 100,000', verdict(figures.big_run.peak_rss_mb < 300)],
+      ['  its wall time', `${figures.big_run.wall_seconds.toFixed(1)} s`, '', ''],
+      ['Arrow write rate', `${columnar.arrow_rows_per_second.toFixed(0)} rows/s (${columnar.arrow_mb_per_second.toFixed(1)} MB/s of JSONL)`, '', ''],
+      ['Parquet write rate', `${columnar.parquet_rows_per_second.toFixed(0)} rows/s (${columnar.parquet_mb_per_second.toFixed(1)} MB/s of JSONL)`, '', ''],
+      ['sizes: JSONL / Arrow / Parquet', `${mb(columnar.jsonl_bytes)} / ${mb(columnar.arrow_bytes)} / ${mb(columnar.parquet_bytes)}`, '', ''],
+    ];
+    const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length), ['measure', 'figure', 'target', 'met'][column]!.length));
+    const format = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+    process.stdout.write(`episode-factory bench — ${lane.name}, ${cpus().length} cores, Node ${process.version}\n`);
+    process.stdout.write(format(['measure', 'figure', 'target', 'met']) + '\n' + format(widths.map((width) => '-'.repeat(width))) + '\n');
+    for (const row of rows) process.stdout.write(format(row) + '\n');
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+function verdict(met: boolean): string {
+  return met ? 'yes' : 'NOT YET';
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
