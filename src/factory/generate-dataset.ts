@@ -34,6 +34,7 @@ import {
   type RunIdentity,
 } from './run-parts.js';
 import { startWorker, type GenerationWorker } from './worker-pool.js';
+import { isBuiltInWorld } from '../world/world-registry.js';
 
 export { EPISODES_FILE, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
 /** The most episodes in one part: what a kill can cost per worker, and how often progress is sealed. */
@@ -169,8 +170,9 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const chunks = missingRanges(kept, slice.start, slice.end);
   const remaining = chunks.reduce((sum, range) => sum + range.end - range.start, 0);
   // Asked for workers, a run gets them (up to one per episode); by default, only a run big enough to repay starting them.
+  // A world registered at run time (a library user's own) exists only on this thread.
   const workerCount =
-    prepared.policy !== undefined || remaining === 0
+    prepared.policy !== undefined || remaining === 0 || !isBuiltInWorld(lane.document.world.name)
       ? 1
       : requestedWorkers !== undefined
         ? Math.min(requestedWorkers, remaining)

@@ -12,8 +12,17 @@ import { tasksWorld } from './tasks/tasks-world.js';
 
 const worlds = new Map<string, World<any>>([issuesWorld, filesWorld, calendarWorld, shopWorld, tasksWorld].map((world) => [world.name, world]));
 
+/** The worlds every thread has from this module alone; a world registered at run time exists only in the thread that registered it. */
+const builtIn = new Set(worlds.keys());
+
 export function registerWorld(world: World<any>): void {
   worlds.set(world.name, world);
+  builtIn.delete(world.name);
+}
+
+/** True when a worker thread, which imports this module afresh, will find the same world under this name. */
+export function isBuiltInWorld(name: string): boolean {
+  return builtIn.has(name);
 }
 
 export function findWorld(name: string): World<any> | undefined {

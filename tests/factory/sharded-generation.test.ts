@@ -14,6 +14,8 @@ import { parseShard, shardSlice } from '../../src/factory/plan-shard.js';
 import { finishedParts, missingRanges, PARTS_DIR, writePart } from '../../src/factory/run-parts.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { Manifest } from '../../src/records/manifest.js';
+import { registerWorld } from '../../src/world/world-registry.js';
+import { flakyLane, flakyWorld } from '../fixtures/flaky-world.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 const DATA_FILES = ['episodes.jsonl', 'rejected.jsonl', 'episodes.arrow', 'episodes.parquet'];
@@ -111,6 +113,17 @@ describe('sharded, parallel and resumed generation', () => {
     assert.equal(resumed.written + resumed.rejected, EPISODES, 'the summary covers the whole run');
     assertSameData(out, single);
     assert.equal(existsSync(staging), false);
+  });
+
+  it('runs a world registered at run time on this thread, since a worker would not know it', async () => {
+    registerWorld(flakyWorld);
+    const directory = temporaryDirectory();
+    const lanePath = join(directory, 'flaky-lane.json');
+    writeFileSync(lanePath, JSON.stringify(flakyLane));
+    const summary = await generateDataset({ lane: loadLane(lanePath), outDir: join(directory, 'out'), workers: 2 });
+    assert.equal(summary.workers, 1);
+    assert.equal(summary.written + summary.rejected, summary.episodes);
+    assert.ok(summary.rejections.every((rejection) => rejection.stage === 'replay'), 'the episodes ran (and failed replay, as this world is built to)');
   });
 
   it('--restart discards an interrupted run', async () => {
