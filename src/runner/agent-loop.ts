@@ -6,6 +6,7 @@
 // policy may repair.
 
 import type { AssistantMessage, Message, ToolCall, ToolDescriptor, ToolErrorKind, ToolMessage } from '../core/conversation.js';
+import { copyPlain } from '../core/json-copy.js';
 import type { JsonObject } from '../core/json-value.js';
 import { compileValidator, formatFieldErrors, type FieldError, type Validator } from '../core/schema-validator.js';
 import type { Action, Policy } from '../policy/policy-contract.js';
@@ -144,7 +145,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
         const started = clock();
         try {
           // A deep copy: nothing a policy does to its observation can change the record.
-          const observe = (signal: AbortSignal) => policy.next({ messages: structuredClone(messages), tools: structuredClone(tools.catalog) }, signal);
+          const observe = (signal: AbortSignal) => policy.next({ messages: copyPlain(messages), tools: copyPlain(tools.catalog) }, signal);
           const action = enforceWallTime ? await withDeadline(observe, deadline - clock()) : await observe(new AbortController().signal);
           trace.emit('model_turn', { step: stats.steps, action: action?.kind ?? null, duration_ms: round(clock() - started) });
           state = { at: 'parse_action', action };

@@ -5,6 +5,7 @@
 // write must not replace a file unless asked, a move never replaces anything)
 // and every failed call leaves the tree exactly as it was.
 
+import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
@@ -440,7 +441,7 @@ export const filesWorld: World<FilesState> = {
     // Keyed by path with ":" for "/" so JSON pointers can name a file; a deep copy throughout.
     const files: Record<string, JsonValue> = {};
     for (const node of [...state.nodes.values()].sort((left, right) => compareText(keyOf(left.path), keyOf(right.path)))) files[keyOf(node.path)] = snapshotNode(node);
-    return structuredClone({
+    return copyPlain({
       project: state.project,
       organisation: state.organisation,
       clock: state.clock,
