@@ -29,10 +29,11 @@ function write(value: unknown, depth: number): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return quote(value);
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot encode ${value}`);
-      return JSON.stringify(value);
+      // Number::toString, as JSON.stringify prints a finite number (-0 as 0).
+      return String(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'undefined':
@@ -73,7 +74,20 @@ function write(value: unknown, depth: number): string {
   }
 }
 
-/** An object's keys in sorted order, each already printed as `"key":`. */
+/**
+ * JSON.stringify of a string. Most strings need no escape, and finding that
+ * out here costs less than the call: anything below U+0020, a quote, a
+ * backslash or any surrogate (a lone one is escaped) goes to JSON.stringify.
+ */
+function quote(text: string): string {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
+  }
+  return '"' + text + '"';
+}
+
+/** An object's keys as listed, in sorted order, and each printed as `"key":`. */
 interface Shape {
   keys: readonly string[];
   sorted: readonly string[];
@@ -82,40 +96,59 @@ interface Shape {
 
 /**
  * Objects of one kind (every issue, every message) list the same keys in the
- * same order, so their sorted order and printed keys are worked out once.
- * Shapes are found by first key, then compared key by key. Maps keyed by ids
- * make a new shape per value, so only a few shapes are kept per first key and
- * a bounded number in all; other objects are sorted each time as before.
+ * same order, so their sorted order and printed keys are worked out once per
+ * list of keys. Maps keyed by ids make a new list per value: those are not
+ * kept past a size (the cache starts over), and objects with many keys, which
+ * are such maps, are sorted each time as before.
  */
-const shapes = new Map<string, Shape[]>();
+const shapes = new Map<string, Map<string, Shape[]>>();
 let shapeCount = 0;
-const MAX_SHAPES = 4096;
-const MAX_SHAPES_PER_FIRST_KEY = 8;
+const MAX_SHAPES = 8192;
+const MAX_SHAPE_KEYS = 32;
+const MAX_SHAPES_PER_ENDS = 16;
 const EMPTY_SHAPE: Shape = { keys: [], sorted: [], quoted: [] };
 
 function shapeOf(keys: string[]): Shape {
   const length = keys.length;
   if (length === 0) return EMPTY_SHAPE;
-  const candidates = shapes.get(keys[0]!);
+  if (length > MAX_SHAPE_KEYS) return newShape(keys);
+  // Found by first and last key (strings whose hashes the engine keeps), then compared key by key.
+  let byLast = shapes.get(keys[0]!);
+  let candidates = byLast?.get(keys[length - 1]!);
   if (candidates) {
-    for (let c = 0; c < candidates.length; c++) {
-      const candidate = candidates[c]!;
-      const known = candidate.keys;
-      if (known.length !== length) continue;
-      let index = 1;
-      while (index < length && known[index] === keys[index]) index++;
-      if (index === length) return candidate;
+    for (let index = 0; index < candidates.length; index++) {
+      const candidate = candidates[index]!;
+      if (sameKeys(candidate, keys)) return candidate;
     }
   }
+  const shape = newShape(keys);
+  // Many lists sharing first and last key would make every lookup a long scan.
+  if (candidates && candidates.length >= MAX_SHAPES_PER_ENDS) return shape;
+  if (shapeCount >= MAX_SHAPES) {
+    shapes.clear();
+    shapeCount = 0;
+    byLast = undefined;
+    candidates = undefined;
+  }
+  shapeCount++;
+  if (!byLast) shapes.set(keys[0]!, (byLast = new Map()));
+  if (candidates) candidates.push(shape);
+  else byLast.set(keys[length - 1]!, [shape]);
+  return shape;
+}
+
+/** Whether an object lists exactly these keys in this order. */
+function sameKeys(shape: Shape, keys: string[]): boolean {
+  const known = shape.keys;
+  if (known.length !== keys.length) return false;
+  for (let index = 0; index < keys.length; index++) if (known[index] !== keys[index]) return false;
+  return true;
+}
+
+function newShape(keys: string[]): Shape {
   // Default sort: UTF-16 code unit order, as before.
   const sorted = keys.slice().sort();
-  const shape: Shape = { keys, sorted, quoted: sorted.map((key) => JSON.stringify(key) + ':') };
-  if (shapeCount < MAX_SHAPES && (candidates?.length ?? 0) < MAX_SHAPES_PER_FIRST_KEY) {
-    shapeCount++;
-    if (candidates) candidates.push(shape);
-    else shapes.set(keys[0]!, [shape]);
-  }
-  return shape;
+  return { keys, sorted, quoted: sorted.map((key) => quote(key) + ':') };
 }
 
 function serializeChecked(value: unknown, seen: Set<object>): string {

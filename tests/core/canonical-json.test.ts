@@ -144,13 +144,16 @@ describe('canonicalJson fast paths agree with the original implementation', () =
       objects.push(object);
     }
     objects.push({ id: 1, b: 2, a: 3 }, { id: 1, a: 3, b: 2 }, { id: 1, a: 3, c: 2 }, { id: 1, a: undefined, b: 2 }, { b: 2, id: 1, a: 3 });
+    // Key lists that read the same once joined by NUL.
+    objects.push({ 'a\u0000b': 1, c: 2 }, { a: 1, 'b\u0000c': 2 }, { 'a\u0000b\u0000c': 3 }, { a: 1, b: 2, c: 3 }, { 'z\u0000a': 1, z: 2 }, { z: 1, 'a\u0000z': 2 });
     for (let pass = 0; pass < 2; pass++) {
       for (const object of objects) assert.equal(canonicalJson(object), referenceJson(object));
       assert.equal(canonicalJson(objects), referenceJson(objects));
     }
-    // Maps keyed by ids: every value a new shape, far more than are kept.
-    for (let count = 0; count < 6000; count++) {
-      const map = { [`k${count}`]: 1, [`j${count % 50}`]: [count], a: { [String(count)]: null } };
+    // Maps keyed by ids: every value a new shape, far more than are kept, and some with many keys.
+    for (let count = 0; count < 20000; count++) {
+      const map: Record<string, unknown> = { [`k${count}`]: 1, [`j${count % 50}`]: [count], a: { [String(count)]: null } };
+      if (count % 1000 === 0) for (let key = 0; key < 40; key++) map[`m${(key * 7919) % 40}`] = key;
       assert.equal(canonicalJson(map), referenceJson(map));
     }
   });
