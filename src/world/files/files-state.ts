@@ -162,8 +162,9 @@ export function isInside(path: string, ancestor: string): boolean {
   return ancestor === ROOT ? path !== ROOT : path.startsWith(`${ancestor}/`);
 }
 
+/** UTF-8 bytes, a lone surrogate counting as the three of U+FFFD (as TextEncoder writes it), without encoding. */
 export function byteLength(text: string): number {
-  return new TextEncoder().encode(text).length;
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /** Lines without their terminators; a final newline does not start another line. */

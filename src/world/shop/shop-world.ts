@@ -403,22 +403,23 @@ export const shopWorld: World<ShopState> = {
     // A deep copy with maps keyed by id in sorted order. `spending` is derived
     // (list_orders totals compute the same figures) and kept apart from the
     // customers, so `/customers` changes only when a customer record does; it
-    // lets predicates check an answer's total without arithmetic.
-    return copyPlain({
-      store: state.store,
+    // lets predicates check an answer's total without arithmetic. orderView
+    // makes its own copy; everything else is copied here.
+    return {
+      store: copyPlain(state.store) as unknown as JsonValue,
       now: timestamp(state.clock),
       clock: state.clock,
-      customers: sortedRecord(state.customers, (customer) => customer as unknown as JsonValue),
+      customers: copyPlain(sortedRecord(state.customers, (customer) => customer as unknown as JsonValue)),
       spending: sortedRecord(state.customers, (customer) => {
         const net = totals(customerOrders(state, customer.customer_id)).net_spent_cents as number;
         return { customer_id: customer.customer_id, net_spent_cents: net, net_spent: groupedAmount(net), net_spent_plain: (net / 100).toFixed(2) };
       }),
-      products: sortedRecord(state.products, (product) => ({ ...product, price: formatMoney(product.price_cents) })),
+      products: copyPlain(sortedRecord(state.products, (product) => ({ ...product, price: formatMoney(product.price_cents) }))),
       orders: sortedRecord(state.orders, (order) => orderView(state, order)),
-      returns: sortedRecord(state.returns, (record) => record as unknown as JsonValue),
-      refunds: sortedRecord(state.refunds, (refund) => refund as unknown as JsonValue),
+      returns: copyPlain(sortedRecord(state.returns, (record) => record as unknown as JsonValue)),
+      refunds: copyPlain(sortedRecord(state.refunds, (refund) => refund as unknown as JsonValue)),
       next_return: state.next_return,
       next_refund: state.next_refund,
-    });
+    };
   },
 };
