@@ -24,3 +24,33 @@ export function parseDateTime(text: string): ParsedDateTime | { problem: string 
     wholeMinute: Number(second) === 0 && (fraction === undefined || Number(fraction) === 0),
   };
 }
+
+const DAY_MILLIS = 86_400_000;
+/** Dates whose day start and end are both inside the range a Date can hold. */
+const SAFE_MILLIS = 8.64e15 - 2 * DAY_MILLIS;
+const dayPrefixes = new Map<number, string>();
+
+/**
+ * `new Date(millis).toISOString()` with a whole second printed without its
+ * `.000` (`2026-01-05T09:30:00Z`), as world clocks print time. Worlds print
+ * many whole minutes while they generate their state, so a whole minute is
+ * put together from its day's date (taken from toISOString once per day) and
+ * its hour and minute; anything else is toISOString itself.
+ */
+export function isoTimestamp(millis: number): string {
+  if (millis % 60_000 === 0 && Math.abs(millis) <= SAFE_MILLIS) {
+    const day = Math.floor(millis / DAY_MILLIS);
+    let prefix = dayPrefixes.get(day);
+    if (prefix === undefined) {
+      const iso = new Date(day * DAY_MILLIS).toISOString();
+      prefix = iso.slice(0, iso.indexOf('T') + 1);
+      if (dayPrefixes.size >= 4096) dayPrefixes.clear();
+      dayPrefixes.set(day, prefix);
+    }
+    const minuteOfDay = (millis - day * DAY_MILLIS) / 60_000;
+    const hour = Math.floor(minuteOfDay / 60);
+    const minute = minuteOfDay % 60;
+    return prefix + (hour < 10 ? '0' : '') + hour + (minute < 10 ? ':0' : ':') + minute + ':00Z';
+  }
+  return new Date(millis).toISOString().replace('.000Z', 'Z');
+}

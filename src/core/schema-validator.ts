@@ -44,14 +44,26 @@ export interface CompileOptions {
   pointers?: boolean;
 }
 
+/**
+ * The same schema object asks again (a tool listed the same way in every
+ * episode): found by identity before its canonical text is worked out. Ajv
+ * itself caches compiled schemas by object, so this is its own notion of same.
+ */
+const byObject = { strict: new WeakMap<object, ValidateFunction>(), lenient: new WeakMap<object, ValidateFunction>() };
+
 export function compileValidator(schema: object, options: CompileOptions = {}): Validator {
   const strict = options.strict ?? false;
   const style = options.pointers ? 'pointer' : 'dotted';
-  const key = (strict ? 'S' : 'L') + canonicalJson(schema);
-  let validate = cache.get(key);
+  const known = strict ? byObject.strict : byObject.lenient;
+  let validate = known.get(schema);
   if (!validate) {
-    validate = (strict ? strictAjv : lenient).compile(schema);
-    cache.set(key, validate);
+    const key = (strict ? 'S' : 'L') + canonicalJson(schema);
+    validate = cache.get(key);
+    if (!validate) {
+      validate = (strict ? strictAjv : lenient).compile(schema);
+      cache.set(key, validate);
+    }
+    known.set(schema, validate);
   }
   const compiled = validate;
   return (value) => (compiled(value) ? [] : toFieldErrors(compiled.errors ?? [], style));

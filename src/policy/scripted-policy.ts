@@ -15,7 +15,7 @@
 // tool again after the server renames it. The policy sees only the
 // observation: messages and the tool catalog.
 
-import type { ToolDescriptor, ToolMessage } from '../core/conversation.js';
+import type { ToolMessage } from '../core/conversation.js';
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
 import { renderDeep, renderString, TemplateError } from '../core/template.js';
@@ -88,7 +88,8 @@ export class ScriptedPolicy implements Policy {
   private readonly random: Random;
   private readonly results: Record<string, unknown> = {};
   private readonly aliases = new Map<string, string>();
-  private firstCatalog: readonly ToolDescriptor[] | undefined;
+  /** The first turn's observation; its catalog is read only if a tool goes missing. */
+  private firstObservation: Observation | undefined;
   private stepIndex = 0;
   private mistakePending: boolean;
   private pending: Pending | undefined;
@@ -102,7 +103,7 @@ export class ScriptedPolicy implements Policy {
   }
 
   async next(observation: Observation, _signal?: AbortSignal): Promise<Action> {
-    this.firstCatalog ??= observation.tools;
+    this.firstObservation ??= observation;
     const last = observation.messages[observation.messages.length - 1];
     try {
       if (this.pending && last?.role === 'tool') return this.onResult(interpret(last), observation);
@@ -208,7 +209,7 @@ export class ScriptedPolicy implements Policy {
       return { kind: 'final_text', text: `Sorry, I have to stop here: ${tool} failed (${outcome.error}). I have not made any further changes.` };
     }
     if (FINDS_RENAMED_TOOLS.has(this.variant) && isUnknownTool(outcome)) {
-      const original = this.firstCatalog?.find((candidate) => candidate.name === pending.intended.name);
+      const original = this.firstObservation?.tools.find((candidate) => candidate.name === pending.intended.name);
       const twin = findRenamed(original, observation.tools);
       if (twin && this.aliases.get(pending.intended.name) !== twin.name) {
         this.aliases.set(pending.intended.name, twin.name);

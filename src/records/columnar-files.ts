@@ -70,6 +70,17 @@ export interface ColumnarOutputs {
  */
 export async function writeColumnar(jsonlPath: string, outputs: ColumnarOutputs, batchRows = BATCH_ROWS): Promise<number> {
   let rowCount = 0;
+  if (!outputs.arrow && !outputs.parquet) {
+    // Nothing to write (a JSONL-only run): the rows are still read and shaped,
+    // so a line that is not a record fails as before, but no Arrow vectors are
+    // built only to be dropped.
+    for await (const line of readLines(jsonlPath)) {
+      if (!line.terminated || line.text.trim() === '') continue;
+      recordToRow(JSON.parse(line.text) as EpisodeRecord);
+      rowCount++;
+    }
+    return rowCount;
+  }
   let arrowWriter: RecordBatchStreamWriter | undefined;
   let arrowFd: number | undefined;
   if (outputs.arrow) {

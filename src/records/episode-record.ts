@@ -33,11 +33,19 @@ export interface RecordToolCall {
 export type RecordAssistantMessage = Omit<AssistantMessage, 'tool_calls'> & { tool_calls?: RecordToolCall[] };
 export type RecordMessage = SystemMessage | UserMessage | RecordAssistantMessage | ToolMessage;
 
+/** Descriptors are read-only and the harness reuses them across episodes: print each once. */
+const storedTools = new WeakMap<ToolDescriptor, RecordTool>();
+
 export function toRecordTool(tool: ToolDescriptor): RecordTool {
-  const stored: RecordTool = { name: tool.name, description: tool.description, input_schema: JSON.stringify(tool.input_schema) };
-  if (tool.output_schema) stored.output_schema = JSON.stringify(tool.output_schema);
-  if (tool.annotations) stored.annotations = JSON.stringify(tool.annotations);
-  return stored;
+  let stored = storedTools.get(tool);
+  if (!stored) {
+    stored = { name: tool.name, description: tool.description, input_schema: JSON.stringify(tool.input_schema) };
+    if (tool.output_schema) stored.output_schema = JSON.stringify(tool.output_schema);
+    if (tool.annotations) stored.annotations = JSON.stringify(tool.annotations);
+    storedTools.set(tool, stored);
+  }
+  // Each record gets its own object (the strings are shared, being immutable).
+  return { ...stored };
 }
 
 export function fromRecordTool(tool: RecordTool): ToolDescriptor {

@@ -6,9 +6,10 @@
 // policy may repair.
 
 import type { AssistantMessage, Message, ToolCall, ToolDescriptor, ToolErrorKind, ToolMessage } from '../core/conversation.js';
+import { copyPlain } from '../core/json-copy.js';
 import type { JsonObject } from '../core/json-value.js';
 import { compileValidator, formatFieldErrors, type FieldError, type Validator } from '../core/schema-validator.js';
-import type { Action, Policy } from '../policy/policy-contract.js';
+import type { Action, Observation, Policy } from '../policy/policy-contract.js';
 import type { Limits } from './limits.js';
 import type { ToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
@@ -143,8 +144,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
         }
         const started = clock();
         try {
-          // A deep copy: nothing a policy does to its observation can change the record.
-          const observe = (signal: AbortSignal) => policy.next({ messages: structuredClone(messages), tools: structuredClone(tools.catalog) }, signal);
+          const observation = observationOf(messages, tools.catalog);
+          const observe = (signal: AbortSignal) => policy.next(observation, signal);
           const action = enforceWallTime ? await withDeadline(observe, deadline - clock()) : await observe(new AbortController().signal);
           trace.emit('model_turn', { step: stats.steps, action: action?.kind ?? null, duration_ms: round(clock() - started) });
           state = { at: 'parse_action', action };
@@ -263,6 +264,28 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
   const outcome = (state as { outcome: Outcome }).outcome;
   trace.emit('loop_finished', { outcome: outcome.kind, ...(outcome.detail ? { detail: outcome.detail } : {}), ...stats });
   return { messages, outcome, stats, final_text: finalText, catalog_updates: catalogUpdates };
+}
+
+/**
+ * What the policy sees this turn: deep copies, so nothing a policy does to its
+ * observation can change the record. Each copy is made the first time the
+ * policy reads it (of the conversation and catalog as they are now): a
+ * scripted policy reads the catalog once per episode and the replay policy
+ * never, and the catalog, every tool's schemas, is the larger part to copy.
+ */
+function observationOf(messages: readonly Message[], catalog: readonly ToolDescriptor[]): Observation {
+  const conversation = messages.slice();
+  const listed = catalog.slice();
+  let messagesCopy: Message[] | undefined;
+  let toolsCopy: ToolDescriptor[] | undefined;
+  return {
+    get messages() {
+      return (messagesCopy ??= copyPlain(conversation));
+    },
+    get tools() {
+      return (toolsCopy ??= copyPlain(listed));
+    },
+  };
 }
 
 function finish(trace: TraceSink, kind: OutcomeKind, detail?: string): State {

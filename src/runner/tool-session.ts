@@ -11,6 +11,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { canonicalJson } from '../core/canonical-json.js';
 import type { ToolDescriptor, ToolResult } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
+import { sameData } from '../core/same-data.js';
 import { compileValidator, formatFieldErrors } from '../core/schema-validator.js';
 import type { Connection } from '../world/in-process-connection.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
@@ -58,10 +59,30 @@ export function contentText(content: CallToolResult['content']): string {
     .join('\n');
 }
 
-function toDescriptor(tool: { name: string; description?: string; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }): ToolDescriptor {
+type ListedTool = { name: string; description?: string; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown };
+
+function toDescriptor(tool: ListedTool): ToolDescriptor {
   const descriptor: ToolDescriptor = { name: tool.name, description: tool.description ?? '', input_schema: tool.inputSchema as JsonObject };
   if (tool.outputSchema) descriptor.output_schema = tool.outputSchema as JsonObject;
   if (tool.annotations) descriptor.annotations = tool.annotations as JsonObject;
+  return descriptor;
+}
+
+/**
+ * Every episode lists the same tools, and a descriptor's schemas are compiled
+ * into validators and printed into every record. A tool listed exactly as
+ * before (sameData) gets the descriptor built then, so work keyed by the
+ * descriptor or its schemas is done once, not per episode. Descriptors are
+ * read, never changed, by everything downstream (the policy gets copies).
+ */
+const described = new Map<string, { tool: ListedTool; descriptor: ToolDescriptor }>();
+
+function describeTool(tool: ListedTool): ToolDescriptor {
+  const known = described.get(tool.name);
+  if (known && sameData(known.tool, tool)) return known.descriptor;
+  const descriptor = toDescriptor(tool);
+  if (described.size >= 1024) described.clear();
+  described.set(tool.name, { tool, descriptor });
   return descriptor;
 }
 
@@ -73,7 +94,7 @@ export async function listCatalog(client: Client, trace: TraceSink = NULL_TRACE)
   do {
     const page = await client.listTools(cursor === undefined ? undefined : { cursor });
     pages++;
-    catalog.push(...page.tools.map(toDescriptor));
+    catalog.push(...page.tools.map(describeTool));
     cursor = page.nextCursor;
   } while (cursor !== undefined);
   if (pages > 1) trace.emit('harness_recovery', { action: 'followed_cursor', pages, tools: catalog.length });

@@ -154,10 +154,61 @@ function renderPattern(pattern: string, params: Readonly<Record<string, JsonValu
   );
 }
 
-/** Case-insensitive, and only as a whole token: "42" is not found inside "1423". */
+/**
+ * Case-insensitive, and only as a whole token: "42" is not found inside "1423".
+ * The definition is the regular expression in mentionPattern. When both texts
+ * are ASCII the same answer comes without it: /iu folds non-ASCII letters onto
+ * ASCII ones (U+017F onto s, U+212A onto k), so only ASCII on both sides makes
+ * the match a plain ASCII-lowercase search, and only then are the letters and
+ * digits around it exactly [A-Za-z0-9].
+ */
 export function answerMentions(answer: string, value: string): boolean {
-  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'iu').test(answer);
+  if (!isAscii(value)) return mentionPattern(value).test(answer);
+  const lower = asciiLowerCase(answer);
+  if (lower === undefined) return mentionPattern(value).test(answer);
+  const needle = value.toLowerCase();
+  for (let at = lower.indexOf(needle); at !== -1; at = lower.indexOf(needle, at + 1)) {
+    if (!isAsciiAlphanumeric(lower.charCodeAt(at - 1)) && !isAsciiAlphanumeric(lower.charCodeAt(at + needle.length))) return true;
+    if (at >= lower.length) break;
+  }
+  return false;
+}
+
+const patterns = new Map<string, RegExp>();
+
+/** The definition of a mention; compiled once per value (no g flag, so reuse keeps no state). */
+function mentionPattern(value: string): RegExp {
+  let pattern = patterns.get(value);
+  if (!pattern) {
+    const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'iu');
+    if (patterns.size >= 4096) patterns.clear();
+    patterns.set(value, pattern);
+  }
+  return pattern;
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+function isAscii(text: string): boolean {
+  return ASCII.test(text);
+}
+
+/** One answer is checked against many values in a row: keep its lowercase form. */
+let lastAnswer: string | undefined;
+let lastLower: string | undefined;
+
+function asciiLowerCase(answer: string): string | undefined {
+  if (answer !== lastAnswer) {
+    lastAnswer = answer;
+    lastLower = isAscii(answer) ? answer.toLowerCase() : undefined;
+  }
+  return lastLower;
+}
+
+/** Of lowercased text, so no capitals; NaN (outside the text) is no letter or digit. */
+function isAsciiAlphanumeric(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 97 && code <= 122);
 }
 
 function evaluateAnswer(answer: NonNullable<Predicate['answer']>, context: PredicateContext): Verdict {

@@ -2,6 +2,7 @@
 // says the original policy took, so the episode can be rebuilt on a fresh world
 // without the original policy (or model) being present.
 
+import { copyPlain } from '../core/json-copy.js';
 import type { JsonObject } from '../core/json-value.js';
 import type { Action, Policy } from '../policy/policy-contract.js';
 import type { RecordMessage } from '../records/episode-record.js';
@@ -55,6 +56,6 @@ export class ReplayPolicy implements Policy {
   async next(): Promise<Action> {
     const action = this.actions[this.index++];
     if (!action) throw new ReplayExhausted(this.exhaustedMessage);
-    return structuredClone(action);
+    return copyPlain(action);
   }
 }

@@ -4,7 +4,7 @@
 // Every tool result, the final snapshot hash, every predicate verdict and the
 // recovery accounting must match; any difference is reported with its place.
 
-import { canonicalJson } from '../core/canonical-json.js';
+import { canonicalEquals } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
 import { jsonDifferences } from '../core/json-diff.js';
 import { everyVariant, isModelVariant } from '../lanes/episode-plan.js';
@@ -106,7 +106,7 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
     }
     rebuilt = { ...rebuilt, provenance: { ...rebuilt.provenance, lineage: { ...rebuilt.provenance.lineage, operation: lineage.operation, source_record_id: lineage.source_record_id } } };
   }
-  if (canonicalJson(rebuilt) !== canonicalJson(record)) return fail(...explain(record, rebuilt));
+  if (!canonicalEquals(rebuilt, record)) return fail(...explain(record, rebuilt));
   if (options.text !== undefined && options.text !== JSON.stringify(rebuilt)) {
     return fail('the line is not the record its replay writes: same values, different bytes (a repeated key, reordered fields or added whitespace)');
   }

@@ -13,6 +13,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { canonicalJson } from '../core/canonical-json.js';
 import { isJsonObject } from '../core/json-value.js';
 import { compileValidator, formatFieldErrors, type Validator } from '../core/schema-validator.js';
@@ -45,10 +46,22 @@ export function toMcpTool(spec: ToolSpec): Tool {
   return tool;
 }
 
+/**
+ * The Server checks elicitation answers with it (worlds never elicit). Left
+ * out, each Server builds its own Ajv instance with every format, which cost
+ * more than running a whole episode's tool calls; validators it hands out are
+ * pure, so one instance serves every server in the process.
+ */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
 export function createWorldServer(instance: WorldInstance): Server {
   const { world } = instance;
   const { tools, specs } = prepare(world);
-  const server = new Server({ name: world.name, version: world.version }, { capabilities: { tools: { listChanged: true } } });
+  sharedValidator ??= new AjvJsonSchemaValidator();
+  const server = new Server(
+    { name: world.name, version: world.version },
+    { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: sharedValidator },
+  );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 

@@ -176,3 +176,57 @@ describe('hidden predicates over the final answer', () => {
     ]);
   });
 });
+
+describe('answerMentions fast path', () => {
+  // The definition, as it was before the ASCII fast path: the fast path must agree with it everywhere.
+  const reference = (answer: string, value: string): boolean => {
+    const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'iu').test(answer);
+  };
+
+  it('agrees with the regular expression on every short text over a tricky alphabet', () => {
+    // ASCII letters of both cases, digits, punctuation the escaping touches, and
+    // non-ASCII letters /iu folds onto ASCII ones (U+017F ſ → s, U+212A K → k) or not at all (é, ß, an astral letter, a combining mark).
+    const alphabet = ['s', 'S', 'k', 'K', '1', ' ', '.', '_', '(', '\u017f', '\u212a', 'é', 'ß', '\ud835\udc00', '\u0301'];
+    const texts = [''];
+    for (const a of alphabet) {
+      texts.push(a);
+      for (const b of alphabet) {
+        texts.push(a + b);
+        for (const c of ['s', 'K', '1', ' ', '\u017f']) texts.push(a + b + c);
+      }
+    }
+    const values = ['', 's', 'S', 'k', 'sk', 'Ks', '1', 's1', '.', '(s', 's s', '\u017f', '\u212a', 'é', 'ss', 'ß'];
+    let hits = 0;
+    let asciiHits = 0;
+    for (const value of values) {
+      for (const answer of texts) {
+        const expected = reference(answer, value);
+        assert.equal(answerMentions(answer, value), expected, `${JSON.stringify(value)} in ${JSON.stringify(answer)}`);
+        if (expected) {
+          hits++;
+          if (/^[\x00-\x7f]*$/.test(answer + value)) asciiHits++;
+        }
+      }
+    }
+    assert.ok(hits > 500 && asciiHits > 100, `${hits} hits, ${asciiHits} on ASCII`);
+  });
+
+  it('agrees on realistic answers, repeated values and repeated answers', () => {
+    const answers = [
+      'Closed #1423 (duplicate of #2077). Assigned to INES.OKAFOR27; email ines.okafor@northwind.example.com.',
+      'Issues 1423, 14230 and 21423 — all open. Kelvin: 5\u212a; straße; ſtate',
+      'The total is $124.99 (not $124.990), see a+b [x] {y} |z| ^w^ back\\slash',
+      'ab ab ab abab',
+      '11 1 1 and xsx s',
+      '',
+    ];
+    const values = ['1423', '2077', 'ines.okafor27', 'ines.okafor@northwind.example.com', '$124.99', '124.99', 'a+b', '[x]', '{y}', '|z|', '^w^', 'back\\slash',
+      'k', 'K', '5k', 'strasse', 'state', 'STATE', 'ab', 'abab', 'bab', '', ' ', 'all open', '1 1', 's'];
+    for (let round = 0; round < 2; round++) {
+      for (const answer of answers) {
+        for (const value of values) assert.equal(answerMentions(answer, value), reference(answer, value), `${JSON.stringify(value)} in ${JSON.stringify(answer)}`);
+      }
+    }
+  });
+});

@@ -7,6 +7,7 @@
 // "now"), and a refused call changes nothing.
 
 import { sha256Hex } from '../../core/hashing.js';
+import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { ToolOutcome, World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
@@ -409,7 +410,7 @@ export const calendarWorld: World<CalendarState> = {
     // Built fresh from the state, so an initial snapshot never changes when the live state does.
     const events: Record<string, JsonValue> = {};
     for (const id of [...state.events.keys()].sort()) events[id] = snapshotEvent(state, state.events.get(id)!);
-    return structuredClone({
+    return copyPlain({
       organisation: state.organisation,
       viewer: state.viewer,
       now: state.now,

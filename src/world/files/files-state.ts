@@ -5,7 +5,7 @@
 // path rules every tool shares: absolute POSIX paths, no "." or ".." segments.
 
 import { sha256Hex } from '../../core/hashing.js';
-import { parseDateTime } from '../../core/date-time.js';
+import { parseDateTime, isoTimestamp } from '../../core/date-time.js';
 import type { Random } from '../../core/random.js';
 import { capitalise } from '../../core/letter-case.js';
 import {
@@ -105,7 +105,7 @@ export const ROOT = '/';
 export const READ_ONLY_ROOT = '/etc';
 
 export function timestamp(minutes: number): string {
-  return new Date(EPOCH + minutes * 60_000).toISOString().replace('.000Z', 'Z');
+  return isoTimestamp(EPOCH + minutes * 60_000);
 }
 
 /** World minutes of a date-time an agent sent, or why it cannot be read. */
@@ -162,8 +162,9 @@ export function isInside(path: string, ancestor: string): boolean {
   return ancestor === ROOT ? path !== ROOT : path.startsWith(`${ancestor}/`);
 }
 
+/** UTF-8 bytes, a lone surrogate counting as the three of U+FFFD (as TextEncoder writes it), without encoding. */
 export function byteLength(text: string): number {
-  return new TextEncoder().encode(text).length;
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /** Lines without their terminators; a final newline does not start another line. */

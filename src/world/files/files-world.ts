@@ -5,6 +5,7 @@
 // write must not replace a file unless asked, a move never replaces anything)
 // and every failed call leaves the tree exactly as it was.
 
+import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
@@ -437,17 +438,19 @@ export const filesWorld: World<FilesState> = {
   },
   call: dispatchTo('files', handlers),
   snapshot(state): JsonValue {
-    // Keyed by path with ":" for "/" so JSON pointers can name a file; a deep copy throughout.
+    // Keyed by path with ":" for "/" so JSON pointers can name a file; a deep
+    // copy throughout (snapshotNode builds new values, so only the rest is copied).
     const files: Record<string, JsonValue> = {};
-    for (const node of [...state.nodes.values()].sort((left, right) => compareText(keyOf(left.path), keyOf(right.path)))) files[keyOf(node.path)] = snapshotNode(node);
-    return structuredClone({
+    const keyed = [...state.nodes.values()].map((node) => ({ key: keyOf(node.path), node }));
+    for (const { key, node } of keyed.sort((left, right) => compareText(left.key, right.key))) files[key] = snapshotNode(node);
+    return {
       project: state.project,
       organisation: state.organisation,
       clock: state.clock,
       salt: state.salt,
       files,
-      planted: state.planted as unknown as JsonValue,
-    });
+      planted: copyPlain(state.planted as unknown as JsonValue),
+    };
   },
 };
 

@@ -17,6 +17,7 @@ import {
   type Topic,
 } from './issues-vocabulary.js';
 import { FIRST_NAMES, LAST_NAMES, ORGANISATIONS } from '../people-vocabulary.js';
+import { isoTimestamp } from '../../core/date-time.js';
 
 export type IssueStateName = 'open' | 'closed';
 export type Priority = (typeof PRIORITIES)[number];
@@ -75,7 +76,7 @@ export interface IssuesConfig {
 const EPOCH = Date.UTC(2026, 0, 5);
 
 export function timestamp(minutes: number): string {
-  return new Date(EPOCH + minutes * 60_000).toISOString().replace('.000Z', 'Z');
+  return isoTimestamp(EPOCH + minutes * 60_000);
 }
 
 export function generateIssuesState(random: Random, config: IssuesConfig): IssuesState {

@@ -3,6 +3,7 @@
 // checked against the input schemas; this module enforces the rules a schema
 // cannot say (an issue must exist, a closed issue cannot be closed again).
 
+import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
@@ -196,7 +197,7 @@ export const issuesWorld: World<IssuesState> = {
     for (const number of [...state.issues.keys()].sort((left, right) => left - right)) {
       issues[String(number)] = state.issues.get(number) as unknown as JsonValue;
     }
-    return structuredClone({
+    return copyPlain({
       repository: state.repository,
       viewer: state.viewer,
       labels: [...state.labels],

@@ -23,6 +23,7 @@ import {
   type Country,
   type OrderStatus,
 } from './shop-vocabulary.js';
+import { isoTimestamp } from '../../core/date-time.js';
 
 export type RefundMethod = 'card' | 'store_credit';
 
@@ -157,7 +158,7 @@ export const RETURN_WINDOW_DAYS = 30;
 export const SHIP_BACK_DAYS = 14;
 
 export function timestamp(minutes: number): string {
-  return new Date(EPOCH + minutes * 60_000).toISOString().replace('.000Z', 'Z');
+  return isoTimestamp(EPOCH + minutes * 60_000);
 }
 
 export function dateOf(minutes: number): string {

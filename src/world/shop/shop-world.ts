@@ -8,6 +8,7 @@
 // world accepts a store-credit refund of a card order, as a real back office
 // would, and tasks check that an agent follows the policy anyway.
 
+import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
@@ -62,7 +63,7 @@ function remainingUnits(order: Order): number {
 /** An order as tools show it and predicates judge it: the stored record plus what follows from it. */
 function orderView(state: ShopState, order: Order): JsonObject {
   const deadline = returnDeadline(order);
-  return structuredClone({
+  return copyPlain({
     order_id: order.order_id,
     customer_id: order.customer_id,
     email: order.email,
@@ -121,7 +122,7 @@ function customerOrders(state: ShopState, customerId: string): Order[] {
 }
 
 function publicCustomer(state: ShopState, customer: Customer): JsonObject {
-  return structuredClone({ ...customer, order_count: customerOrders(state, customer.customer_id).length }) as unknown as JsonObject;
+  return copyPlain({ ...customer, order_count: customerOrders(state, customer.customer_id).length }) as unknown as JsonObject;
 }
 
 function refundView(refund: RefundRecord): JsonObject {
@@ -129,7 +130,7 @@ function refundView(refund: RefundRecord): JsonObject {
 }
 
 function returnView(record: ReturnRecord): JsonObject {
-  return structuredClone({ ...record, refund_due: formatMoney(record.refund_due_cents) }) as unknown as JsonObject;
+  return copyPlain({ ...record, refund_due: formatMoney(record.refund_due_cents) }) as unknown as JsonObject;
 }
 
 function findOrder(state: ShopState, id: unknown): Order | string {
@@ -402,22 +403,23 @@ export const shopWorld: World<ShopState> = {
     // A deep copy with maps keyed by id in sorted order. `spending` is derived
     // (list_orders totals compute the same figures) and kept apart from the
     // customers, so `/customers` changes only when a customer record does; it
-    // lets predicates check an answer's total without arithmetic.
-    return structuredClone({
-      store: state.store,
+    // lets predicates check an answer's total without arithmetic. orderView
+    // makes its own copy; everything else is copied here.
+    return {
+      store: copyPlain(state.store) as unknown as JsonValue,
       now: timestamp(state.clock),
       clock: state.clock,
-      customers: sortedRecord(state.customers, (customer) => customer as unknown as JsonValue),
+      customers: copyPlain(sortedRecord(state.customers, (customer) => customer as unknown as JsonValue)),
       spending: sortedRecord(state.customers, (customer) => {
         const net = totals(customerOrders(state, customer.customer_id)).net_spent_cents as number;
         return { customer_id: customer.customer_id, net_spent_cents: net, net_spent: groupedAmount(net), net_spent_plain: (net / 100).toFixed(2) };
       }),
-      products: sortedRecord(state.products, (product) => ({ ...product, price: formatMoney(product.price_cents) })),
+      products: copyPlain(sortedRecord(state.products, (product) => ({ ...product, price: formatMoney(product.price_cents) }))),
       orders: sortedRecord(state.orders, (order) => orderView(state, order)),
-      returns: sortedRecord(state.returns, (record) => record as unknown as JsonValue),
-      refunds: sortedRecord(state.refunds, (refund) => refund as unknown as JsonValue),
+      returns: copyPlain(sortedRecord(state.returns, (record) => record as unknown as JsonValue)),
+      refunds: copyPlain(sortedRecord(state.refunds, (refund) => refund as unknown as JsonValue)),
       next_return: state.next_return,
       next_refund: state.next_refund,
-    });
+    };
   },
 };

@@ -21,6 +21,7 @@ import {
   TASK_PHRASES,
 } from './tasks-vocabulary.js';
 import { FIRST_NAMES, LAST_NAMES, ORGANISATIONS } from '../people-vocabulary.js';
+import { isoTimestamp } from '../../core/date-time.js';
 
 export type Status = (typeof STATUSES)[number];
 export type Priority = (typeof PRIORITIES)[number];
@@ -92,7 +93,7 @@ const ACTIVE_PROJECTS = 4;
 const GUARANTEED_OVERDUE = 3;
 
 export function timestamp(minutes: number): string {
-  return new Date(EPOCH + minutes * 60_000).toISOString().replace('.000Z', 'Z');
+  return isoTimestamp(EPOCH + minutes * 60_000);
 }
 
 export function dateOf(day: number): string {

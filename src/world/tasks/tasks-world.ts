@@ -7,6 +7,7 @@
 // force, a checklist item must exist and be unticked). A failed call changes
 // nothing.
 
+import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
@@ -27,7 +28,7 @@ import { DEFAULT_LIMIT, TASKS_TOOLS } from './tasks-tools.js';
 
 
 function fullTask(task: Task): JsonObject {
-  return structuredClone(task) as unknown as JsonObject;
+  return copyPlain(task) as unknown as JsonObject;
 }
 
 function summary(task: Task): JsonObject {
@@ -205,7 +206,7 @@ const handlers: Record<string, ToolHandler<TasksState>> = {
       return fail(`Task ${task.id} is ${task.status}, not done: only done tasks can be deleted (complete it first, or pass force: true).`);
     }
     state.tasks.delete(task.id);
-    state.deleted.set(task.id, { ...structuredClone(task), deleted_at: tick(state), forced: force });
+    state.deleted.set(task.id, { ...copyPlain(task), deleted_at: tick(state), forced: force });
     const remaining = [...state.tasks.values()].filter((other) => other.project === task.project).length;
     return succeed({ deleted: { id: task.id, title: task.title, status: task.status }, remaining_in_project: remaining });
   },
@@ -251,7 +252,7 @@ export const tasksWorld: World<TasksState> = {
     // predicates, which cannot compare dates or count by themselves: a task's
     // `overdue` and a project's `open_task_count`.
     const open = (key: string) => [...state.tasks.values()].filter((task) => task.project === key && task.status !== 'done').length;
-    return structuredClone({
+    return copyPlain({
       workspace: state.workspace,
       viewer: state.viewer,
       today: state.today,
