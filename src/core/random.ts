@@ -28,6 +28,9 @@ export function substream(seed: number | string, label: string): Random {
   return wrap(() => generator.double());
 }
 
+/** What (n).toString(16) prints for 0..15. */
+const HEX_DIGITS = '0123456789abcdef';
+
 function wrap(source: () => number): Random {
   const random: Random = {
     next: source,
@@ -57,18 +60,26 @@ function wrap(source: () => number): Random {
       return random.shuffle(items).slice(0, count);
     },
     weighted(weights) {
-      const entries = (Object.keys(weights) as (keyof typeof weights)[])
-        .sort()
-        .map((key) => [key, weights[key]] as const)
-        .filter(([, weight]) => weight > 0);
-      const total = entries.reduce((sum, [, weight]) => sum + weight, 0);
-      if (entries.length === 0 || !(total > 0)) throw new RangeError('weighted pick needs a positive weight');
+      // Keys in sorted order, positive weights only, summed in that order.
+      const keys = (Object.keys(weights) as (keyof typeof weights)[]).sort();
+      let total = 0;
+      let last: (typeof keys)[number] | undefined;
+      for (const key of keys) {
+        const weight = weights[key];
+        if (weight > 0) {
+          total += weight;
+          last = key;
+        }
+      }
+      if (last === undefined || !(total > 0)) throw new RangeError('weighted pick needs a positive weight');
       let point = source() * total;
-      for (const [key, weight] of entries) {
+      for (const key of keys) {
+        const weight = weights[key];
+        if (!(weight > 0)) continue;
         point -= weight;
         if (point < 0) return key;
       }
-      return entries[entries.length - 1]![0];
+      return last;
     },
     distinctIntegers(count, min, max) {
       if (count > max - min + 1) throw new RangeError(`distinctIntegers(${count}, ${min}, ${max}): the range holds fewer than ${count} integers`);
@@ -78,7 +89,7 @@ function wrap(source: () => number): Random {
     },
     hex(length) {
       let out = '';
-      for (let index = 0; index < length; index++) out += Math.floor(source() * 16).toString(16);
+      for (let index = 0; index < length; index++) out += HEX_DIGITS[Math.floor(source() * 16)];
       return out;
     },
   };

@@ -59,3 +59,47 @@ describe('seeded substreams', () => {
     assert.match(substream(5, 'hex').hex(12), /^[0-9a-f]{12}$/);
   });
 });
+
+describe('weighted and hex draw as they always have', () => {
+  // The original implementations, run on a twin stream: the same draws must give the same picks.
+  const referenceWeighted = <K extends string>(source: () => number, weights: Readonly<Record<K, number>>): K => {
+    const entries = (Object.keys(weights) as K[])
+      .sort()
+      .map((key) => [key, weights[key]] as const)
+      .filter(([, weight]) => weight > 0);
+    const total = entries.reduce((sum, [, weight]) => sum + weight, 0);
+    if (entries.length === 0 || !(total > 0)) throw new RangeError('weighted pick needs a positive weight');
+    let point = source() * total;
+    for (const [key, weight] of entries) {
+      point -= weight;
+      if (point < 0) return key;
+    }
+    return entries[entries.length - 1]![0];
+  };
+  const referenceHex = (source: () => number, length: number): string => {
+    let out = '';
+    for (let index = 0; index < length; index++) out += Math.floor(source() * 16).toString(16);
+    return out;
+  };
+  const outcome = (run: () => unknown) => {
+    try {
+      return run();
+    } catch (error) {
+      return `${(error as Error).name}: ${(error as Error).message}`;
+    }
+  };
+
+  it('pick the same keys and digits from the same stream', () => {
+    const tables: Record<string, number>[] = [
+      { bug: 5, enhancement: 3, question: 2 }, { b: 1, a: 1 }, { z: 0, y: 2, x: -1 }, { only: 1 }, { a: 0.1, b: 0.2, c: 0.7 },
+      { c: Number.NaN, b: 1e-300, a: 1e300 }, { a: Infinity, b: 1 }, { a: -5, b: 1, c: 1 }, { '10': 1, '9': 1, a: 2 }, { a: 0 }, {}, { a: -1, b: Number.NaN },
+    ];
+    const random = substream(9, 'weighted');
+    const twin = substream(9, 'weighted');
+    for (let round = 0; round < 3000; round++) {
+      const table = tables[round % tables.length]!;
+      assert.deepEqual(outcome(() => random.weighted(table)), outcome(() => referenceWeighted(() => twin.next(), table)), JSON.stringify(table));
+      assert.equal(random.hex(round % 9), referenceHex(() => twin.next(), round % 9));
+    }
+  });
+});
