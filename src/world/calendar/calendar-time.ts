@@ -9,12 +9,25 @@ import { ZONE_OFFSETS, type ZoneName } from './calendar-vocabulary.js';
 export const MINUTES_PER_DAY = 24 * 60;
 const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 
+/**
+ * Instants already read. Scheduling reads the same event times over and over
+ * (every candidate slot against every event), and parsing is a pure function
+ * of the text: a text that reads as an instant is remembered, a bounded number
+ * of them. Problems are worked out afresh each time.
+ */
+const instants = new Map<string, number>();
+
 /** Minutes since the epoch, or why the text is not a whole-minute instant. */
 export function parseInstant(text: string): number | { problem: string } {
+  const known = instants.get(text);
+  if (known !== undefined) return known;
   const parsed = parseDateTime(text);
   if ('problem' in parsed) return parsed;
   if (!parsed.wholeMinute) return { problem: `"${text}" has seconds; calendar times fall on whole minutes (seconds :00)` };
-  return parsed.millis / 60_000;
+  const minutes = parsed.millis / 60_000;
+  if (instants.size >= 16_384) instants.clear();
+  instants.set(text, minutes);
+  return minutes;
 }
 
 /** Parses a date-time this module wrote itself; throws on anything else. */
@@ -57,10 +70,18 @@ export function localTime(minutes: number, offset: number): LocalTime {
   return { date: iso.slice(0, 10), time: iso.slice(11, 16), weekday: WEEKDAY_NAMES[shifted.getUTCDay()]! };
 }
 
-/** `HH:MM` → minutes after midnight. */
+const clocks = new Map<string, number>();
+
+/** `HH:MM` → minutes after midnight (remembered, as working hours are read for every slot). */
 export function clockMinutes(clock: string): number {
-  const [hours, minutes] = clock.split(':').map(Number);
-  return hours! * 60 + minutes!;
+  let known = clocks.get(clock);
+  if (known === undefined) {
+    const [hours, minutes] = clock.split(':').map(Number);
+    known = hours! * 60 + minutes!;
+    if (clocks.size >= 4096) clocks.clear();
+    clocks.set(clock, known);
+  }
+  return known;
 }
 
 export function clockText(minutes: number): string {
