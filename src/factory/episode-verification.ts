@@ -21,6 +21,12 @@ export interface VerificationContext {
   /** Where traces/<record_id>.jsonl go. */
   tracesDir: string;
   runId: string;
+  /**
+   * Write each trace when its episode ends instead of event by event: right
+   * for scripted episodes, which take milliseconds and which --resume reruns
+   * after a crash; a model's episode is worth watching as it happens.
+   */
+  traceOnClose?: boolean;
 }
 
 /** What verifying one episode came to: a record to write, or a row for rejected.jsonl. */
@@ -31,7 +37,7 @@ export type EpisodeResult =
 export async function verifyEpisode(spec: EpisodeSpec, context: VerificationContext): Promise<EpisodeResult> {
   const id = specRecordId(spec);
   const lane = spec.lane;
-  const trace = new Trace(context.runId, new JsonlAppender(join(context.tracesDir, `${id}.jsonl`)));
+  const trace = new Trace(context.runId, new JsonlAppender(join(context.tracesDir, `${id}.jsonl`), 'truncate', { flush: context.traceOnClose ? 'close' : 'line' }));
   const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null): EpisodeResult => {
     trace.phase('verify').emit('record_rejected', { stage, reason });
     return { status: 'rejected', id, row: { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record } };

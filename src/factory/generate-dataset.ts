@@ -202,7 +202,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     if (workerCount === 1) {
       // The episode machinery (worlds, SDK, verifier) loads only on the thread that runs episodes.
       const { producePart } = await import('./part-production.js');
-      const context: PartContext = { plan, policy: prepared.factory, producedAt, staging, tracesDir, runId, concurrency };
+      const context: PartContext = { plan, policy: prepared.factory, producedAt, staging, tracesDir, runId, concurrency, traceOnClose: prepared.policy === undefined };
       for (const range of queue) {
         if (stopping) break;
         await producePart(context, range.start, range.end, { shouldStop: () => stopping, onEpisode });

@@ -50,6 +50,8 @@ if (port) {
           tracesDir: setup.tracesDir,
           runId: setup.runId,
           concurrency: 1,
+          // Workers only run scripted episodes.
+          traceOnClose: true,
         };
         const part = await producePart(context, message.start, message.end, {
           shouldStop: () => stopping,

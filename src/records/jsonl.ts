@@ -1,23 +1,37 @@
 // Owns JSON Lines files: an appender that hands every line to the OS as it is
-// written (so a crash leaves a readable prefix), and a streaming reader that
+// written (so a crash leaves a readable prefix), or, for files whose writer is
+// rerun after a crash anyway, all at once when it closes; and a streaming reader that
 // reports corrupt lines and a torn last line with their line numbers instead
 // of failing or skipping them silently.
 
 import { closeSync, createReadStream, fsyncSync, openSync, writeSync } from 'node:fs';
 
+export interface AppenderOptions {
+  /**
+   * "line" (default): every line goes to the OS as it is appended. "close":
+   * lines are kept and written in one call on close, for many small files
+   * whose contents are worthless after a crash (a scripted episode's trace:
+   * --resume runs the episode again).
+   */
+  flush?: 'line' | 'close';
+}
+
 export class JsonlAppender {
   private fd: number | undefined;
   private count = 0;
+  private readonly pending: string[] | undefined;
 
-  constructor(readonly path: string, mode: 'truncate' | 'append' = 'truncate') {
+  constructor(readonly path: string, mode: 'truncate' | 'append' = 'truncate', options: AppenderOptions = {}) {
     this.fd = openSync(path, mode === 'truncate' ? 'w' : 'a');
+    this.pending = options.flush === 'close' ? [] : undefined;
   }
 
   /** Writes one line; `serialized` lets a caller control the exact bytes. */
   append(value: unknown, serialized: string = JSON.stringify(value)): void {
     if (this.fd === undefined) throw new Error(`${this.path}: append after close`);
     if (serialized.includes('\n')) throw new Error(`${this.path}: a JSONL row must not contain a newline`);
-    writeSync(this.fd, serialized + '\n');
+    if (this.pending) this.pending.push(serialized);
+    else writeSync(this.fd, serialized + '\n');
     this.count++;
   }
 
@@ -27,6 +41,10 @@ export class JsonlAppender {
 
   close(options: { sync?: boolean } = {}): void {
     if (this.fd === undefined) return;
+    if (this.pending && this.pending.length > 0) {
+      writeSync(this.fd, this.pending.join('\n') + '\n');
+      this.pending.length = 0;
+    }
     if (options.sync) fsyncSync(this.fd);
     closeSync(this.fd);
     this.fd = undefined;

@@ -17,6 +17,24 @@ describe('JSONL files', () => {
     assert.throws(() => appender.append({}), /after close/);
   });
 
+  it('with flush "close", writes every row at once when closed, the same bytes as line by line', () => {
+    const directory = temporaryDirectory();
+    const eager = new JsonlAppender(join(directory, 'eager.jsonl'));
+    const late = new JsonlAppender(join(directory, 'late.jsonl'), 'truncate', { flush: 'close' });
+    for (const row of [{ a: 1 }, { b: 'two' }, { c: [3] }]) {
+      eager.append(row);
+      late.append(row);
+    }
+    assert.equal(readFileSync(join(directory, 'late.jsonl'), 'utf8'), '', 'nothing written before close');
+    assert.equal(late.rows, 3);
+    eager.close();
+    late.close();
+    assert.equal(readFileSync(join(directory, 'late.jsonl'), 'utf8'), readFileSync(join(directory, 'eager.jsonl'), 'utf8'));
+    const empty = new JsonlAppender(join(directory, 'empty.jsonl'), 'truncate', { flush: 'close' });
+    empty.close();
+    assert.equal(readFileSync(join(directory, 'empty.jsonl'), 'utf8'), '');
+  });
+
   it('refuses a serialized row with a newline in it', () => {
     const appender = new JsonlAppender(join(temporaryDirectory(), 'rows.jsonl'));
     assert.throws(() => appender.append(null, '{"a":\n1}'), /must not contain a newline/);
