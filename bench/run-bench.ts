@@ -165,6 +165,9 @@ try {
     process.stdout.write(`episode-factory bench — ${lane.name}, ${cpus().length} cores, Node ${process.version}\n`);
     process.stdout.write(format(['measure', 'figure', 'target', 'met']) + '\n' + format(widths.map((width) => '-'.repeat(width))) + '\n');
     for (const row of rows) process.stdout.write(format(row) + '\n');
+    if (rows.some((row) => row[3] === 'NOT YET')) {
+      process.stdout.write('\nTargets marked NOT YET: why, and what comes next, is in the README, section Benchmark.\n');
+    }
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });
