@@ -405,16 +405,23 @@ function buildEventCases(state: CalendarState, random: Random, meetings: Meeting
         title: event.title,
         attendee_emails: sortedEmails(emails),
         date,
-        range_start: formatUtc(range.from),
-        range_end: formatUtc(range.to),
-        duration_minutes: duration,
-        first_start: formatUtc(first),
-        first_end: formatUtc(first + duration),
+        ...slotWindow(range, duration, first),
       });
       dates.splice(dates.indexOf(date), 1);
       break;
     }
   }
+}
+
+/** The search window and the first free slot in it, as a case records them. */
+function slotWindow(range: { from: number; to: number }, duration: number, first: number) {
+  return {
+    range_start: formatUtc(range.from),
+    range_end: formatUtc(range.to),
+    duration_minutes: duration,
+    first_start: formatUtc(first),
+    first_end: formatUtc(first + duration),
+  };
 }
 
 /**
@@ -439,11 +446,7 @@ function buildSlotCases(state: CalendarState, random: Random, meetings: MeetingM
         others: pair,
         emails: sortedEmails(emails),
         date,
-        range_start: formatUtc(range.from),
-        range_end: formatUtc(range.to),
-        duration_minutes: duration,
-        first_start: formatUtc(first),
-        first_end: formatUtc(first + duration),
+        ...slotWindow(range, duration, first),
       });
       dates.splice(dates.indexOf(date), 1);
       break;

@@ -9,6 +9,7 @@ import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
 import { generateIssuesState, timestamp, type CloseReason, type Issue, type IssuesConfig, type IssuesState, type Priority } from './issues-state.js';
 import { ISSUES_TOOLS } from './issues-tools.js';
+import { inclusiveRangeSchema } from '../config-schema.js';
 
 
 function publicIssue(issue: Issue): JsonObject {
@@ -175,16 +176,7 @@ export const issuesWorld: World<IssuesState> = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      issues_per_topic: {
-        type: 'array',
-        prefixItems: [
-          { type: 'integer', minimum: 2, maximum: 4 },
-          { type: 'integer', minimum: 2, maximum: 4 },
-        ],
-        items: false,
-        minItems: 2,
-        description: 'Inclusive range of issues generated per topic (at most 4, one per title).',
-      },
+      issues_per_topic: inclusiveRangeSchema(2, 4, 'Inclusive range of issues generated per topic (at most 4, one per title).'),
     },
   },
   init(random, config) {

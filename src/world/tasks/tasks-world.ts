@@ -25,6 +25,7 @@ import {
   type TasksState,
 } from './tasks-state.js';
 import { DEFAULT_LIMIT, TASKS_TOOLS } from './tasks-tools.js';
+import { inclusiveRangeSchema } from '../config-schema.js';
 
 
 function fullTask(task: Task): JsonObject {
@@ -231,16 +232,7 @@ export const tasksWorld: World<TasksState> = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      open_tasks_per_project: {
-        type: 'array',
-        prefixItems: [
-          { type: 'integer', minimum: 11, maximum: 20 },
-          { type: 'integer', minimum: 11, maximum: 20 },
-        ],
-        items: false,
-        minItems: 2,
-        description: 'Inclusive range of open tasks per active project; at least 11, more than one default page of list_tasks.',
-      },
+      open_tasks_per_project: inclusiveRangeSchema(11, 20, 'Inclusive range of open tasks per active project; at least 11, more than one default page of list_tasks.'),
     },
   },
   init(random, config) {
