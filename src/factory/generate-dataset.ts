@@ -143,8 +143,11 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const staging = join(outDir, STAGING_DIR);
   const tracesDir = join(staging, TRACES_DIR);
   const previous = readRunIdentity(staging);
+  // Reading the sealed parts hashes their files: done once, here; this run's own parts are added as they are sealed.
+  let kept: PartSummary[] = [];
   if (previous && !options.restart) {
-    const done = finishedParts(staging).reduce((sum, part) => sum + part.end - part.start, 0);
+    kept = finishedParts(staging);
+    const done = kept.reduce((sum, part) => sum + part.end - part.start, 0);
     if (!options.resume) {
       throw new FactoryError('usage', `${outDir} holds an interrupted run (${done} of ${previous.slice.end - previous.slice.start} episodes finished)`, {
         fix: 'rerun the same command with --resume to finish it, or with --restart to discard it',
@@ -164,7 +167,6 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   }
   mkdirSync(tracesDir, { recursive: true });
 
-  const kept = finishedParts(staging);
   const resumed = kept.reduce((sum, part) => sum + part.end - part.start, 0);
   if (resumed > 0) options.onNote?.(`resuming: ${resumed} of ${slice.end - slice.start} episodes were already finished`);
   const chunks = missingRanges(kept, slice.start, slice.end);
@@ -198,6 +200,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   };
   options.signal?.addEventListener('abort', stopAll, { once: true });
   let failure: unknown;
+  const sealed: PartSummary[] = [];
   try {
     if (workerCount === 1) {
       // The episode machinery (worlds, SDK, verifier) loads only on the thread that runs episodes.
@@ -205,7 +208,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
       const context: PartContext = { plan, policy: prepared.factory, producedAt, staging, tracesDir, runId, concurrency, traceOnClose: prepared.policy === undefined };
       for (const range of queue) {
         if (stopping) break;
-        await producePart(context, range.start, range.end, { shouldStop: () => stopping, onEpisode });
+        const part = await producePart(context, range.start, range.end, { shouldStop: () => stopping, onEpisode });
+        if (part) sealed.push(part);
       }
     } else {
       options.onNote?.(`${workerCount} worker threads`);
@@ -218,7 +222,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
           while (!stopping && next < queue.length) {
             const range = queue[next++]!;
             try {
-              await worker.run(range.start, range.end, onEpisode);
+              const part = await worker.run(range.start, range.end, onEpisode);
+              if (part) sealed.push(part);
             } catch (error) {
               failure ??= error;
               stopAll();
@@ -235,7 +240,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     throw new FactoryError('usage', `${(failure as Error).message}; every finished part is kept in ${staging}`, { fix: 'rerun the same command with --resume' });
   }
 
-  const parts = finishedParts(staging);
+  const parts = [...kept, ...sealed].sort((left, right) => left.start - right.start);
   const summary = aggregate(parts);
   const base = {
     lane: lane.name,
