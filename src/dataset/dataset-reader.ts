@@ -6,7 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
-import { readJsonl } from '../records/jsonl.js';
+import { readLines } from '../records/jsonl.js';
 import { validateAgainst } from '../records/schema-registry.js';
 
 export const EPISODES_FILE = 'episodes.jsonl';
@@ -42,19 +42,47 @@ export function assertDatasetDirectory(dir: string, file = EPISODES_FILE): strin
   return path;
 }
 
-export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Dataset> {
+export type DatasetEntry = { row: DatasetRow; problem?: never } | { problem: DatasetProblem; row?: never };
+
+/**
+ * Every line of the file in order, each either a valid record or a problem,
+ * without holding the file: for operations (the report) that must scale past
+ * what fits in memory.
+ */
+export async function* streamDataset(dir: string, file = EPISODES_FILE): AsyncGenerator<DatasetEntry> {
   const path = assertDatasetDirectory(dir, file);
-  const { rows, problems } = await readJsonl<EpisodeRecord>(path);
-  const result: Dataset = { dir, file, rows: [], problems: problems.map((problem) => ({ file, line: problem.line, reason: problem.reason })) };
-  for (const row of rows) {
-    const errors = validateAgainst('episode-record.v1', row.value);
-    if (errors.length > 0) {
-      result.problems.push({ file, line: row.line, reason: `not a valid record: ${errors.slice(0, 3).map((error) => `${error.path || '/'}: ${error.reason}`).join('; ')}` });
+  for await (const entry of readLines(path)) {
+    const problem = (reason: string): DatasetEntry => ({ problem: { file, line: entry.line, reason } });
+    if (!entry.terminated) {
+      yield problem('torn last line (no newline: the writer was interrupted)');
       continue;
     }
-    result.rows.push({ line: row.line, record: row.value, text: row.text });
+    if (entry.text.trim() === '') {
+      yield problem('blank line');
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(entry.text);
+    } catch (error) {
+      yield problem(`not valid JSON (${(error as Error).message})`);
+      continue;
+    }
+    const errors = validateAgainst('episode-record.v1', value);
+    if (errors.length > 0) {
+      yield problem(`not a valid record: ${errors.slice(0, 3).map((error) => `${error.path || '/'}: ${error.reason}`).join('; ')}`);
+      continue;
+    }
+    yield { row: { line: entry.line, record: value as EpisodeRecord, text: entry.text } };
   }
-  result.problems.sort((left, right) => left.line - right.line);
+}
+
+export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Dataset> {
+  const result: Dataset = { dir, file, rows: [], problems: [] };
+  for await (const entry of streamDataset(dir, file)) {
+    if (entry.row) result.rows.push(entry.row);
+    else result.problems.push(entry.problem);
+  }
   return result;
 }
 

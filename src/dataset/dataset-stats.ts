@@ -103,35 +103,13 @@ function sortedRecord<T>(entries: Map<string, T>): Record<string, T> {
   return out;
 }
 
-function countBy(records: readonly EpisodeRecord[], keysOf: (record: EpisodeRecord) => string[]): Record<string, number> {
-  const counts = new Map<string, number>();
-  for (const record of records) {
-    for (const key of new Set(keysOf(record))) counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return sortedRecord(counts);
-}
-
-function completionBy(records: readonly EpisodeRecord[], keyOf: (record: EpisodeRecord) => string): Record<string, Rate> {
-  const tallies = new Map<string, { successes: number; n: number }>();
-  for (const record of records) {
-    const key = keyOf(record);
-    const tally = tallies.get(key) ?? { successes: 0, n: 0 };
-    tally.n++;
-    if (record.result.task_completed) tally.successes++;
-    tallies.set(key, tally);
-  }
-  const rates = new Map<string, Rate>();
-  for (const [key, tally] of tallies) rates.set(key, wilsonInterval(tally.successes, tally.n));
-  return sortedRecord(rates);
-}
-
-function policyActorKeys(record: EpisodeRecord): string[] {
+export function policyActorKeys(record: EpisodeRecord): string[] {
   return record.provenance.actors
     .filter((actor) => actor.role === 'policy')
     .map((actor) => `${String(actor.kind)}:${String(actor.name)}@${String(actor.version)}`);
 }
 
-function toolCallCount(record: EpisodeRecord): number {
+export function toolCallCount(record: EpisodeRecord): number {
   let calls = 0;
   for (const message of record.messages) {
     if (message.role === 'assistant') calls += message.tool_calls?.length ?? 0;
@@ -158,77 +136,148 @@ export function distribution(values: readonly number[]): Distribution {
   return { count: sorted.length, min, p50: nearestRank(sorted, 0.5), p90: nearestRank(sorted, 0.9), max, mean: sum / sorted.length, histogram };
 }
 
-function faultStats(records: readonly EpisodeRecord[]): DatasetStats['faults'] {
-  const kinds = new Map<string, { fired: number; episodes: number; completed: number }>();
-  let fired = 0;
-  let episodesWithFault = 0;
-  for (const record of records) {
+/** Successes out of n per key, turned into Wilson rates at the end. */
+export class RateTally {
+  private readonly tallies = new Map<string, { successes: number; n: number }>();
+
+  add(key: string, success: boolean): void {
+    const tally = this.tallies.get(key) ?? { successes: 0, n: 0 };
+    tally.n++;
+    if (success) tally.successes++;
+    this.tallies.set(key, tally);
+  }
+
+  rates(): Record<string, Rate> {
+    const rates = new Map<string, Rate>();
+    for (const [key, tally] of this.tallies) rates.set(key, wilsonInterval(tally.successes, tally.n));
+    return sortedRecord(rates);
+  }
+}
+
+class CountTally {
+  private readonly counts = new Map<string, number>();
+
+  /** Each distinct key once per record. */
+  add(keys: Iterable<string>): void {
+    for (const key of new Set(keys)) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  counted(): Record<string, number> {
+    return sortedRecord(this.counts);
+  }
+}
+
+/**
+ * The statistics built one record at a time, so a caller that streams a large
+ * file (the report) holds only tallies, not the records.
+ */
+export class StatsAccumulator {
+  private records = 0;
+  private readonly byWorld = new CountTally();
+  private readonly byTask = new CountTally();
+  private readonly byVariant = new CountTally();
+  private readonly byPolicy = new CountTally();
+  private readonly byOutcome = new CountTally();
+  private readonly faultKinds = new Map<string, { fired: number; episodes: number; completed: number }>();
+  private faultsFired = 0;
+  private episodesWithFault = 0;
+  private completed = 0;
+  private readonly completionByTask = new RateTally();
+  private readonly completionByVariant = new RateTally();
+  private troubled = 0;
+  private recovered = 0;
+  private readonly messageLengths: number[] = [];
+  private readonly toolCallLengths: number[] = [];
+  private readonly firstWithHash = new Map<string, string>();
+  private duplicates = 0;
+  private readonly duplicateExamples: DuplicateExample[] = [];
+
+  add(record: EpisodeRecord): void {
+    this.records++;
+    const completed = record.result.task_completed;
+    const variant = record.provenance.lineage.variant;
+    this.byWorld.add([`${record.world.name}@${record.world.version}`]);
+    this.byTask.add([record.task.id]);
+    this.byVariant.add([variant]);
+    this.byPolicy.add(policyActorKeys(record));
+    this.byOutcome.add([record.result.outcome]);
+    this.addFaults(record);
+    if (completed) this.completed++;
+    this.completionByTask.add(record.task.id, completed);
+    this.completionByVariant.add(variant, completed);
+    if (record.recovery.error_turns > 0 || record.recovery.faults_fired.length > 0) {
+      this.troubled++;
+      if (record.recovery.recovered) this.recovered++;
+    }
+    this.messageLengths.push(record.messages.length);
+    this.toolCallLengths.push(toolCallCount(record));
+    this.addTrajectory(record);
+  }
+
+  private addFaults(record: EpisodeRecord): void {
     const faults = record.recovery.faults_fired;
-    fired += faults.length;
-    if (faults.length > 0) episodesWithFault++;
+    this.faultsFired += faults.length;
+    if (faults.length > 0) this.episodesWithFault++;
     for (const fault of faults) {
-      const tally = kinds.get(fault.kind) ?? { fired: 0, episodes: 0, completed: 0 };
+      const tally = this.faultKinds.get(fault.kind) ?? { fired: 0, episodes: 0, completed: 0 };
       tally.fired++;
-      kinds.set(fault.kind, tally);
+      this.faultKinds.set(fault.kind, tally);
     }
     for (const kind of new Set(faults.map((fault) => fault.kind))) {
-      const tally = kinds.get(kind)!;
+      const tally = this.faultKinds.get(kind)!;
       tally.episodes++;
       if (record.result.task_completed) tally.completed++;
     }
   }
-  const byKind = new Map<string, FaultKindStats>();
-  for (const [kind, tally] of kinds) {
-    byKind.set(kind, { fired: tally.fired, episodes: tally.episodes, completed: wilsonInterval(tally.completed, tally.episodes) });
-  }
-  return { fired, episodes_with_fault: episodesWithFault, by_kind: sortedRecord(byKind) };
-}
 
-function duplicateStats(records: readonly EpisodeRecord[]): DatasetStats['duplicates'] {
-  const firstWithHash = new Map<string, string>();
-  const examples: DuplicateExample[] = [];
-  let duplicates = 0;
-  for (const record of records) {
+  private addTrajectory(record: EpisodeRecord): void {
     const hash = trajectoryHash(record);
-    const first = firstWithHash.get(hash);
+    const first = this.firstWithHash.get(hash);
     if (first === undefined) {
-      firstWithHash.set(hash, record.record_id);
-      continue;
+      this.firstWithHash.set(hash, record.record_id);
+      return;
     }
-    duplicates++;
-    if (examples.length < MAX_DUPLICATE_EXAMPLES) examples.push({ record_id: record.record_id, duplicate_of: first });
+    this.duplicates++;
+    if (this.duplicateExamples.length < MAX_DUPLICATE_EXAMPLES) this.duplicateExamples.push({ record_id: record.record_id, duplicate_of: first });
   }
-  return { duplicates, distinct_trajectories: firstWithHash.size, examples };
+
+  finish(problems: readonly DatasetProblem[]): DatasetStats {
+    const byKind = new Map<string, FaultKindStats>();
+    for (const [kind, tally] of this.faultKinds) {
+      byKind.set(kind, { fired: tally.fired, episodes: tally.episodes, completed: wilsonInterval(tally.completed, tally.episodes) });
+    }
+    return {
+      format: STATS_FORMAT,
+      records: this.records,
+      problems: problems.map((problem) => ({ ...problem })),
+      counts: {
+        by_world: this.byWorld.counted(),
+        by_task: this.byTask.counted(),
+        by_variant: this.byVariant.counted(),
+        by_policy: this.byPolicy.counted(),
+        by_outcome: this.byOutcome.counted(),
+      },
+      faults: { fired: this.faultsFired, episodes_with_fault: this.episodesWithFault, by_kind: sortedRecord(byKind) },
+      completion: {
+        overall: wilsonInterval(this.completed, this.records),
+        by_task: this.completionByTask.rates(),
+        by_variant: this.completionByVariant.rates(),
+      },
+      recovery: wilsonInterval(this.recovered, this.troubled),
+      lengths: {
+        messages: distribution(this.messageLengths),
+        tool_calls: distribution(this.toolCallLengths),
+      },
+      duplicates: { duplicates: this.duplicates, distinct_trajectories: this.firstWithHash.size, examples: [...this.duplicateExamples] },
+    };
+  }
 }
 
 /** Statistics of the records in file order; pure, so the same records give the same object. */
 export function computeStats(dataset: Dataset): DatasetStats {
-  const records = dataset.rows.map((row) => row.record);
-  const troubled = records.filter((record) => record.recovery.error_turns > 0 || record.recovery.faults_fired.length > 0);
-  return {
-    format: STATS_FORMAT,
-    records: records.length,
-    problems: dataset.problems.map((problem) => ({ ...problem })),
-    counts: {
-      by_world: countBy(records, (record) => [`${record.world.name}@${record.world.version}`]),
-      by_task: countBy(records, (record) => [record.task.id]),
-      by_variant: countBy(records, (record) => [record.provenance.lineage.variant]),
-      by_policy: countBy(records, policyActorKeys),
-      by_outcome: countBy(records, (record) => [record.result.outcome]),
-    },
-    faults: faultStats(records),
-    completion: {
-      overall: wilsonInterval(records.filter((record) => record.result.task_completed).length, records.length),
-      by_task: completionBy(records, (record) => record.task.id),
-      by_variant: completionBy(records, (record) => record.provenance.lineage.variant),
-    },
-    recovery: wilsonInterval(troubled.filter((record) => record.recovery.recovered).length, troubled.length),
-    lengths: {
-      messages: distribution(records.map((record) => record.messages.length)),
-      tool_calls: distribution(records.map(toolCallCount)),
-    },
-    duplicates: duplicateStats(records),
-  };
+  const accumulator = new StatsAccumulator();
+  for (const row of dataset.rows) accumulator.add(row.record);
+  return accumulator.finish(dataset.problems);
 }
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
