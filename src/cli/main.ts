@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   export: async () => (await import('./export-command.js')).registerExport,
   stats: async () => (await import('./stats-command.js')).registerStats,
   card: async () => (await import('./card-command.js')).registerCard,
+  report: async () => (await import('./report-command.js')).registerReport,
 };
 
 /** The program with every command, or with only `only` when the command line names one. */
@@ -50,7 +51,7 @@ export async function buildProgram(streams: Streams, setExit: (status: number) =
   for (const name of names) (await COMMANDS[name]!())(program, streams, setExit);
   program.addHelpText(
     'after',
-    '\nQuick start:\n  episode-factory generate tool-world-v1     # writes datasets/tool-world-v1/\n  episode-factory replay datasets/tool-world-v1\n  episode-factory lanes list\n\nExit status: 0 success, 1 a check failed (rejected or unverifiable records), 2 a usage or precondition problem.',
+    '\nQuick start:\n  episode-factory generate tool-world-v1     # writes datasets/tool-world-v1/\n  episode-factory replay datasets/tool-world-v1\n  episode-factory report datasets/tool-world-v1     # writes datasets/tool-world-v1/report.html\n  episode-factory lanes list\n\nExit status: 0 success, 1 a check failed (rejected or unverifiable records), 2 a usage or precondition problem.',
   );
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;

@@ -31,6 +31,7 @@ const KNOWN_FILES: readonly (readonly [string, string])[] = [
   [SPLIT_FILE, 'the split layout: which file holds which split, and its tasks'],
   ['dropped.jsonl', 'records dedup dropped, each with the reason and the record it duplicates (not training data)'],
   ['dedup.json', 'the dedup settings and counts'],
+  ['report.html', 'the HTML report: overview, plots and an episode viewer (`episode-factory report`); open it in a browser'],
   [MANIFEST_FILE, 'every file with its sha256, size and row count'],
   [TRACES_DIR + '/', 'one trace per record: generation, replay and verification events, with wall-clock timings'],
 ];

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, openAsBlob, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { writeFileAtomically } from './atomic-file.js';
 import { readLines } from './jsonl.js';
 
 export const MANIFEST_FORMAT = 'episode-factory.manifest.v1';
@@ -109,4 +110,20 @@ export async function refreshManifest(root: string, fields: Partial<Omit<Manifes
   const previous = readManifest(root);
   const { format: _format, files: _files, ...kept } = previous ?? ({} as Partial<Manifest>);
   return writeManifest(root, { ...kept, ...fields, counts: { ...kept.counts, ...fields.counts } });
+}
+
+/**
+ * Lists one file an operation added (a report) in an existing manifest,
+ * leaving every other entry as it was; false when the directory has no
+ * manifest, which is then left absent.
+ */
+export async function addFileToManifest(root: string, path: string): Promise<boolean> {
+  const manifest = readManifest(root);
+  if (manifest === undefined) return false;
+  const entry = await describeFile(root, path);
+  const files = manifest.files.filter((file) => file.path !== entry.path);
+  files.push(entry);
+  files.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  writeFileAtomically(join(root, MANIFEST_FILE), JSON.stringify({ ...manifest, files }, null, 2) + '\n');
+  return true;
 }

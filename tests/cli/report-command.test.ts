@@ -1,0 +1,118 @@
+// Tests the `report` command as a user runs it: where the file goes, the
+// manifest that lists it (so audit stays clean), the same bytes on a rerun,
+// deduplicated and damaged datasets, and the errors that name the fix.
+
+import assert from 'node:assert/strict';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
+
+const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
+
+function copyOfSample(): { work: string; dir: string } {
+  const work = temporaryDirectory('ef-report-command-');
+  const dir = join(work, 'faults');
+  cpSync(SAMPLE, dir, { recursive: true });
+  return { work, dir };
+}
+
+interface Summary {
+  path: string;
+  bytes: number;
+  sha256: string;
+  records: number;
+  embedded: number;
+  sampled: boolean;
+  problems: number;
+  rejected: number | null;
+  duplicates_dropped: number | null;
+  in_manifest: boolean;
+}
+
+describe('report command', () => {
+  it('writes <dir>/report.html, lists it in the manifest so audit passes, and gives the same bytes twice', () => {
+    const { dir } = copyOfSample();
+    const first = runCli(REPO_ROOT, 'report', dir);
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stdout, new RegExp(`^report ${dir}: 80 records, 80 episodes in the viewer, \\d+ KiB -> ${join(dir, 'report.html')}\\n$`));
+    const page = readFileSync(join(dir, 'report.html'));
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { operation: string; files: { path: string }[] };
+    assert.ok(manifest.files.some((file) => file.path === 'report.html'));
+    assert.equal(manifest.operation, 'generate', 'the report does not change what produced the data');
+    const audit = runCli(REPO_ROOT, 'audit', dir, '--sample', '1');
+    assert.equal(audit.status, 0, audit.stdout + audit.stderr);
+
+    const again = runCli(REPO_ROOT, 'report', dir, '--json');
+    assert.equal(again.status, 0, again.stderr);
+    const summary = JSON.parse(again.stdout) as Summary;
+    assert.deepEqual(readFileSync(join(dir, 'report.html')), page, 'same dataset, same bytes');
+    assert.equal(summary.bytes, page.length);
+    assert.deepEqual(
+      [summary.records, summary.embedded, summary.sampled, summary.problems, summary.rejected, summary.duplicates_dropped, summary.in_manifest],
+      [80, 80, false, 0, 0, null, true],
+    );
+    assert.ok(!readFileSync(join(dir, 'report.html'), 'utf8').includes('.tmp'), 'no temporary name leaks into the page');
+    assert.ok(!existsSync(join(dir, '.report.html.tmp')));
+    assert.equal(runCli(REPO_ROOT, 'card', dir).status, 0);
+    assert.match(readFileSync(join(dir, 'README.md'), 'utf8'), /`report\.html`.*episode viewer/, 'the dataset card describes the report');
+  });
+
+  it('writes elsewhere with --out without touching the dataset, and embeds fewer with --max-episodes', () => {
+    const { work, dir } = copyOfSample();
+    const before = readFileSync(join(dir, 'manifest.json'));
+    const out = join(work, 'nested', 'deeper', 'faults.html');
+    const result = runCli(REPO_ROOT, 'report', dir, '--out', out, '--max-episodes', '10', '--json');
+    assert.equal(result.status, 0, result.stderr);
+    const summary = JSON.parse(result.stdout) as Summary;
+    assert.deepEqual([summary.path, summary.embedded, summary.sampled, summary.in_manifest], [out, 10, true, false]);
+    assert.ok(existsSync(out));
+    assert.deepEqual(readFileSync(join(dir, 'manifest.json')), before);
+    assert.ok(!existsSync(join(dir, 'report.html')));
+    assert.match(readFileSync(out, 'utf8'), /The viewer holds 10 episodes of 80 records/);
+  });
+
+  it('reports the duplicates dedup dropped', () => {
+    const { work } = copyOfSample();
+    const deduplicated = join(work, 'deduplicated');
+    const dedup = runCli(REPO_ROOT, 'dedup', SAMPLE, '--out', deduplicated, '--json');
+    assert.equal(dedup.status, 0, dedup.stderr);
+    const dropped = (JSON.parse(dedup.stdout) as { dropped: number }).dropped;
+    assert.ok(dropped > 0, 'the faults sample has near duplicates');
+    const result = runCli(REPO_ROOT, 'report', deduplicated, '--json');
+    assert.equal(result.status, 0, result.stderr);
+    const summary = JSON.parse(result.stdout) as Summary;
+    assert.equal(summary.duplicates_dropped, dropped);
+    assert.equal(summary.records, 80 - dropped);
+    assert.match(readFileSync(summary.path, 'utf8'), new RegExp(`data-tile="dropped"><div class="tile-value">${dropped}<`));
+  });
+
+  it('reports a dataset with unreadable lines, counting and naming them', () => {
+    const { dir } = copyOfSample();
+    appendFileSync(join(dir, 'episodes.jsonl'), 'not json\n');
+    const result = runCli(REPO_ROOT, 'report', dir);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /80 records, 80 episodes in the viewer, 1 unreadable line left out \(listed in the report\)/);
+    assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /<code>episodes\.jsonl:81<\/code> not valid JSON/);
+  });
+
+  it('refuses what is not a dataset, a bad budget and a directory as --out, naming the fix', () => {
+    const { work, dir } = copyOfSample();
+    const missing = runCli(REPO_ROOT, 'report', join(work, 'nothing-here'));
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /is not a directory.*fix: pass a directory written by `episode-factory generate`/);
+    const budget = runCli(REPO_ROOT, 'report', dir, '--max-episodes', 'lots');
+    assert.equal(budget.status, 2);
+    assert.match(budget.stderr, /--max-episodes.*takes a whole number >= 0/);
+    mkdirSync(join(work, 'a-directory'));
+    const directory = runCli(REPO_ROOT, 'report', dir, '--out', join(work, 'a-directory'));
+    assert.equal(directory.status, 2);
+    assert.match(directory.stderr, /is a directory.*fix: name the file/);
+  });
+
+  it('explains itself in --help', () => {
+    const help = runCli(REPO_ROOT, 'report', '--help');
+    assert.equal(help.status, 0);
+    for (const text of ['--out <file>', '--max-episodes <n>', '--json', 'file://', 'Wilson', 'episode viewer']) assert.ok(help.stdout.includes(text), text);
+  });
+});
