@@ -6,7 +6,10 @@
 //      (generation + replay + predicates + writing), with 1 worker and with N;
 //   3. the factory's cost per tool call (generation and replay both count)
 //      over the floor's cost per call;
-//   4. peak RSS of a 100,000-episode run, and Arrow/Parquet write rates.
+//   4. peak RSS of a 100,000-episode run, and Arrow/Parquet write rates;
+//   5. the HTML report of that run: time and peak RSS to write it, its size,
+//      and (with Debian's Chromium) how long the page takes to be ready and
+//      to open an episode.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --json.
@@ -15,6 +18,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -24,6 +28,8 @@ import { generateDataset } from '../src/factory/generate-dataset.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
 import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../src/records/columnar-files.js';
 import { readLines } from '../src/records/jsonl.js';
+import { DEFAULT_MAX_EPISODES } from '../src/dataset/report-data.js';
+import { chromiumInstalled, launchChromium } from '../tests/headless-chromium.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -87,7 +93,7 @@ function runChild(args: string[]): Promise<{ status: number; max_rss_bytes: numb
     child.once('error', reject);
     child.once('close', () => {
       const match = /BENCH_RESULT (.*)/.exec(stderr);
-      if (!match) return reject(new Error(`the big run did not finish: ${stderr.slice(-2000)}`));
+      if (!match) return reject(new Error(`episode-factory ${args[0]} did not finish: ${stderr.slice(-2000)}`));
       resolve(JSON.parse(match[1]!));
     });
   });
@@ -112,6 +118,45 @@ async function measureColumnar(jsonl: string, rows: number) {
   };
 }
 
+interface BrowserTimings {
+  /** First paint with content, the list usable (the viewer ran), the whole file read, one episode opened. */
+  first_paint_ms: number;
+  ready_ms: number;
+  parsed_ms: number;
+  open_episode_ms: number;
+}
+
+/** The page's own timings from navigation start; null without Chromium. */
+async function measureReportInBrowser(path: string): Promise<BrowserTimings | null> {
+  if (!chromiumInstalled()) return null;
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(pathToFileURL(path).href, { waitUntil: 'load', timeout: 120_000 });
+    const timings = JSON.parse(
+      (await page.evaluate(`JSON.stringify({
+        first_paint_ms: performance.getEntriesByName('first-contentful-paint')[0].startTime,
+        ready_ms: Number(document.documentElement.getAttribute('data-viewer-ready-ms')),
+        parsed_ms: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
+      })`)) as string,
+    ) as Omit<BrowserTimings, 'open_episode_ms'>;
+    const last = await page.locator('#episode-list li[data-record-id]').last().getAttribute('data-record-id');
+    const opening = performance.now();
+    await page.click(`#episode-list button[data-record-id="${last}"]`);
+    await page.waitForSelector(`#episode-detail[data-record-id="${last}"]`);
+    return { ...timings, open_episode_ms: performance.now() - opening };
+  } finally {
+    await browser.close();
+  }
+}
+
+async function measureReport(dir: string) {
+  const out = join(scratch, 'report.html');
+  const run = await runChild(['report', dir, '--out', out, '--quiet']);
+  if (run.status !== 0) throw new Error(`report exited ${run.status}`);
+  return { wall_seconds: run.wall_seconds, peak_rss_mb: run.max_rss_bytes / 1e6, html_bytes: statSync(out).size, browser: await measureReportInBrowser(out) };
+}
+
 try {
   const speedEpisodes = Number(flags['speed-episodes']);
   const bigEpisodes = Number(flags.episodes);
@@ -132,6 +177,8 @@ try {
   const bigRows = Number(JSON.parse(readFileSync(join(bigOut, 'manifest.json'), 'utf8')).counts.records);
   log('Arrow and Parquet write rates on the big run\'s episodes.jsonl ...');
   const columnar = await measureColumnar(join(bigOut, 'episodes.jsonl'), bigRows);
+  log(`the HTML report of the big run${chromiumInstalled() ? ', then opened in Chromium' : ' (no Chromium: not opened)'} ...`);
+  const report = await measureReport(bigOut);
 
   const figures = {
     machine: { cores: cpus().length, node: process.version },
@@ -143,6 +190,7 @@ try {
     speedup: one.seconds / many.seconds,
     big_run: { episodes: seeds.to * tasks + tasks, records: bigRows, workers, peak_rss_mb: big.max_rss_bytes / 1e6, wall_seconds: big.wall_seconds },
     columnar,
+    report,
   };
   if (flags.json) {
     process.stdout.write(JSON.stringify(figures, null, 2) + '\n');
@@ -159,6 +207,15 @@ try {
       ['Arrow write rate', `${columnar.arrow_rows_per_second.toFixed(0)} rows/s (${columnar.arrow_mb_per_second.toFixed(1)} MB/s of JSONL)`, '', ''],
       ['Parquet write rate', `${columnar.parquet_rows_per_second.toFixed(0)} rows/s (${columnar.parquet_mb_per_second.toFixed(1)} MB/s of JSONL)`, '', ''],
       ['sizes: JSONL / Arrow / Parquet', `${mb(columnar.jsonl_bytes)} / ${mb(columnar.arrow_bytes)} / ${mb(columnar.parquet_bytes)}`, '', ''],
+      [`report of ${bigRows} records: write, peak RSS`, `${report.wall_seconds.toFixed(1)} s, ${report.peak_rss_mb.toFixed(0)} MB`, '', ''],
+      [`  its size (${Math.min(bigRows, DEFAULT_MAX_EPISODES)} episodes embedded)`, mb(report.html_bytes), '', ''],
+      [
+        '  in Chromium: painted / list usable / all read',
+        report.browser ? `${report.browser.first_paint_ms.toFixed(0)} / ${report.browser.ready_ms.toFixed(0)} / ${report.browser.parsed_ms.toFixed(0)} ms` : 'not measured: no Chromium',
+        '',
+        '',
+      ],
+      ['  then open an episode', report.browser ? `${report.browser.open_episode_ms.toFixed(0)} ms` : '', '', ''],
     ];
     const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length), ['measure', 'figure', 'target', 'met'][column]!.length));
     const format = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();

@@ -14,7 +14,7 @@ import { FactoryError, errorMessage } from '../core/errors.js';
 import type { JsonObject } from '../core/json-value.js';
 import type { EpisodeRecord, RecordTool } from '../records/episode-record.js';
 import { readLines } from '../records/jsonl.js';
-import { type DatasetProblem, streamDataset } from './dataset-reader.js';
+import { type DatasetProblem, EPISODES_FILE, streamDataset } from './dataset-reader.js';
 import { compareKeys, type DatasetStats, type Distribution, distribution, RateTally, StatsAccumulator, toolCallCount } from './dataset-stats.js';
 import type { Rate } from './wilson-interval.js';
 
@@ -409,12 +409,20 @@ async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, ids: Re
   const entries: ViewerIndexEntry[] = [];
   const episodes: ViewerEpisode[] = [];
   let lines = 0;
-  for await (const entry of chosen.size === 0 ? [] : streamDataset(dir)) {
+  const path = join(dir, EPISODES_FILE);
+  // Pass 1 validated every line: here only the chosen ones are parsed, and checked to be the same records.
+  for await (const entry of chosen.size === 0 ? [] : readLines(path)) {
     progress(++lines);
-    if (!entry.row || !chosen.has(entry.row.line)) continue;
-    const { record, line } = entry.row;
-    if (ids.get(line) !== record.record_id) {
-      throw new FactoryError('dataset_corrupt', `${join(dir, 'episodes.jsonl')} changed while the report was reading it (line ${line})`, {
+    if (!chosen.has(entry.line)) continue;
+    const line = entry.line;
+    let record: EpisodeRecord | undefined;
+    try {
+      record = JSON.parse(entry.text) as EpisodeRecord;
+    } catch {
+      record = undefined;
+    }
+    if (record === undefined || ids.get(line) !== record.record_id) {
+      throw new FactoryError('dataset_corrupt', `${path} changed while the report was reading it (line ${line})`, {
         fix: 'let the command writing it finish, then run the report again',
       });
     }

@@ -233,7 +233,7 @@ function viewerSection(data: ReportData): string {
 <label>Search <input type="search" id="filter-text" placeholder="record id, task, request…" autocomplete="off"></label>
 <label>World <select id="filter-world"><option value="">all</option>${options(tables.worlds, counts.worlds)}</select></label>
 <label>Task <select id="filter-task"><option value="">all</option>${options(tables.tasks, counts.tasks)}</select></label>
-<label>Policy <select id="filter-policy"><option value="">all</option>${options(tables.policies, counts.policies)}</select></label>
+<label>Variant or model <select id="filter-policy"><option value="">all</option>${options(tables.policies, counts.policies)}</select></label>
 <label>Fault <select id="filter-fault"><option value="">any or none</option><option value="*">any fault fired (${withFault})</option><option value="-">no fault (${shown - withFault})</option>${options(tables.fault_kinds, counts.faults)}</select></label>
 <label>Result <select id="filter-completed"><option value="">all</option><option value="yes">completed (${completed})</option><option value="no">not completed (${shown - completed})</option></select></label>
 <button type="button" id="filter-clear">Clear</button>
@@ -246,7 +246,8 @@ function viewerSection(data: ReportData): string {
 </section>`;
 }
 
-function dataBlocks(viewer: ViewerData): string {
+/** The list's index and the shared tool catalogs: parsed when the page loads. */
+function indexBlocks(viewer: ViewerData): string {
   const index = {
     total: viewer.total,
     sampled: viewer.sampled,
@@ -267,10 +268,18 @@ function dataBlocks(viewer: ViewerData): string {
       entry.prompt,
     ]),
   };
-  const blocks = [
+  return [
     `<script type="application/json" id="report-index">${embeddedJson(index)}</script>`,
     `<script type="application/json" id="report-catalogs">${embeddedJson(viewer.catalogs)}</script>`,
-  ];
+  ].join('\n');
+}
+
+/**
+ * The episodes, after the viewer's script: the browser runs the viewer and
+ * paints the list while it is still reading these, which are most of the file.
+ */
+function episodeBlocks(viewer: ViewerData): string {
+  const blocks: string[] = [];
   for (let start = 0; start < viewer.episodes.length; start += EPISODES_PER_BLOCK) {
     const block = viewer.episodes.slice(start, start + EPISODES_PER_BLOCK).map((episode) => ({ ...episode.record, catalog: episode.catalog }));
     blocks.push(`<script type="application/json" id="episodes-${start / EPISODES_PER_BLOCK}">${embeddedJson(block)}</script>`);
@@ -308,9 +317,10 @@ ${viewerSection(data)}
 </main>
 <footer>Written by <code>episode-factory report</code> ${html(FACTORY_VERSION)} from the records alone. One self-contained file: it makes no network request.
 Hidden predicates are shown after the fact: the policy never saw them.</footer>
-${dataBlocks(data.viewer)}
+${indexBlocks(data.viewer)}
 <script>
 ${SCRIPT}</script>
+${episodeBlocks(data.viewer)}
 </body>
 </html>
 `;

@@ -11,11 +11,11 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, wr
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
+import { launchChromium } from '../headless-chromium.js';
 import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 const HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">';
 
@@ -33,17 +33,6 @@ function readRecords(path: string): EpisodeRecord[] {
 
 function writeRecords(path: string, records: readonly EpisodeRecord[]): void {
   writeFileSync(path, records.map((record) => JSON.stringify(record)).join('\n') + '\n');
-}
-
-async function launch(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package (apt-get install chromium, as .ci/run does) or set CHROMIUM_PATH`);
-  }
-  // The flags keep Chromium from calling home: this machine's network is closed and the report must not need it.
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
 }
 
 interface OpenedPage {
@@ -114,7 +103,7 @@ describe('the HTML report in headless Chromium', () => {
     hostile.messages[hostile.messages.length - 1]!.content = HOSTILE;
     hostileId = hostile.record_id;
     writeRecords(join(dataset, 'episodes.jsonl'), records);
-    browser = await launch();
+    browser = await launchChromium();
   });
 
   after(async () => {

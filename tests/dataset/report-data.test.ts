@@ -161,6 +161,22 @@ describe('gatherReportData on damaged and derived datasets', () => {
     assert.equal(overview.duplicates_dropped, 2);
   });
 
+  it('refuses a file that changed between its two passes', async () => {
+    const dir = copyOfSample();
+    const path = join(dir, 'episodes.jsonl');
+    const lines = readFileSync(path, 'utf8').split('\n').filter((line) => line !== '');
+    const reversed = [...lines].reverse().join('\n') + '\n';
+    await assert.rejects(
+      gatherReportData(dir, {
+        // The first pass has read the last line: another writer replaces the file before the second pass.
+        onProgress: (pass, line) => {
+          if (pass === 1 && line === lines.length) writeFileSync(path, reversed);
+        },
+      }),
+      /changed while the report was reading it \(line 1\)/,
+    );
+  });
+
   it('keys model episodes by model and digest and keeps what was pinned', async () => {
     const dir = copyOfSample();
     const records = sampleRecords();
