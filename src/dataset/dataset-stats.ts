@@ -103,7 +103,7 @@ function sortedRecord<T>(entries: Map<string, T>): Record<string, T> {
   return out;
 }
 
-export function policyActorKeys(record: EpisodeRecord): string[] {
+function policyActorKeys(record: EpisodeRecord): string[] {
   return record.provenance.actors
     .filter((actor) => actor.role === 'policy')
     .map((actor) => `${String(actor.kind)}:${String(actor.name)}@${String(actor.version)}`);

@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import { FACTORY_VERSION } from '../core/package-paths.js';
+import { compareKeys } from './dataset-stats.js';
 import type { ReportData, ViewerData } from './report-data.js';
 import { escapeXml, faultChart, histogramChart, percentText, rateChart, rateText } from './svg-charts.js';
 import type { Rate } from './wilson-interval.js';
@@ -197,7 +198,7 @@ function chartsSection(data: ReportData): string {
 
 function options(values: readonly string[], counts: ReadonlyMap<string, number>): string {
   return [...values]
-    .sort((left, right) => (left < right ? -1 : left > right ? 1 : 0))
+    .sort(compareKeys)
     .map((value) => `<option value="${html(value)}">${html(value)} (${counts.get(value) ?? 0})</option>`)
     .join('');
 }

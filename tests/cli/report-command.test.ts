@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import type { ReportSummary } from '../../src/dataset/dataset-report.js';
 import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
@@ -17,18 +18,7 @@ function copyOfSample(): { work: string; dir: string } {
   return { work, dir };
 }
 
-interface Summary {
-  path: string;
-  bytes: number;
-  sha256: string;
-  records: number;
-  embedded: number;
-  sampled: boolean;
-  problems: number;
-  rejected: number | null;
-  duplicates_dropped: number | null;
-  in_manifest: boolean;
-}
+type Summary = ReportSummary;
 
 describe('report command', () => {
   it('writes <dir>/report.html, lists it in the manifest so audit passes, and gives the same bytes twice', () => {
