@@ -5,7 +5,7 @@
 // worlds, tasks, policies, outcomes and fault kinds.
 
 import assert from 'node:assert/strict';
-import { appendFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
@@ -37,16 +37,22 @@ describe('gatherReportData on the faults sample', () => {
 
   it('describes the overview from the records and the files beside them', async () => {
     const records = sampleRecords();
-    const manifest = JSON.parse(readFileSync(join(SAMPLE, 'manifest.json'), 'utf8')) as { lane_sha256: string; seeds: string };
-    const { overview } = await gatherReportData(SAMPLE);
-    assert.equal(overview.dataset, 'tool-world-faults-v1');
+    // The committed sample keeps no manifest (it carries run-specific hashes): the overview does without one.
+    const bare = copyOfSample();
+    rmSync(join(bare, 'manifest.json'), { force: true });
+    const { overview } = await gatherReportData(bare);
+    assert.equal(overview.dataset, 'dataset');
     assert.equal(overview.records, records.length);
     assert.equal(overview.problems, 0);
     assert.equal(overview.rejected, 0, 'rejected.jsonl is present and empty');
     assert.equal(overview.duplicates_dropped, null, 'never deduplicated');
-    assert.deepEqual(overview.lanes, [{ name: 'tool-world-faults-v1', sha256: manifest.lane_sha256, records: records.length }]);
-    assert.equal(overview.seeds, manifest.seeds);
-    assert.equal(overview.operation, 'generate');
+    assert.deepEqual(overview.lanes, [{ name: 'tool-world-faults-v1', sha256: records[0]!.provenance.lineage.lane_sha256, records: records.length }]);
+    assert.deepEqual([overview.operation, overview.seeds], [null, null]);
+    writeFileSync(join(bare, 'manifest.json'), JSON.stringify({ operation: 'dedup', seeds: '0..15', counts: { records: records.length, dropped: 4 } }));
+    const withManifest = (await gatherReportData(bare)).overview;
+    assert.deepEqual([withManifest.operation, withManifest.seeds, withManifest.duplicates_dropped], ['dedup', '0..15', 4]);
+    writeFileSync(join(bare, 'manifest.json'), '{ torn');
+    assert.equal((await gatherReportData(bare)).overview.operation, null, 'an unreadable manifest only leaves its facts blank');
     assert.deepEqual(overview.worlds, [{ name: 'issues', version: '1.0.0', records: records.length, tools: records[0]!.tools.length }]);
     const perTask = new Map<string, number>();
     for (const record of records) perTask.set(record.task.id, (perTask.get(record.task.id) ?? 0) + 1);
