@@ -5,6 +5,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { REPORT_FILE, writeReport } from '../dataset/dataset-report.js';
 import { DEFAULT_MAX_EPISODES } from '../dataset/report-data.js';
+import { grouped } from '../dataset/report-page.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 
 interface ReportFlags {
@@ -56,7 +57,7 @@ export function registerReport(program: Command, streams: Streams): void {
         maxEpisodes: flags.maxEpisodes,
         ...(flags.out !== undefined ? { out: flags.out } : {}),
         onProgress: (pass, lines) => {
-          if (progress.active) progress.update(`report ${dir}: ${pass === 1 ? 'counting' : 'embedding episodes from'} line ${lines.toLocaleString('en-US')}`);
+          if (progress.active) progress.update(`report ${dir}: ${pass === 1 ? 'counting' : 'embedding episodes from'} line ${grouped(lines)}`);
         },
       });
       progress.clear();

@@ -1,13 +1,15 @@
 // Tests the `report` command as a user runs it: where the file goes, the
 // manifest that lists it (so audit stays clean), the same bytes on a rerun,
-// deduplicated and damaged datasets, and the errors that name the fix.
+// deduplicated and damaged datasets, progress on a terminal, and the errors
+// that name the fix.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { ReportSummary } from '../../src/dataset/dataset-report.js';
-import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
+import { CLI, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 
@@ -100,6 +102,18 @@ describe('report command', () => {
     const directory = runCli(REPO_ROOT, 'report', dir, '--out', join(work, 'a-directory'));
     assert.equal(directory.status, 2);
     assert.match(directory.stderr, /is a directory.*fix: name the file/);
+  });
+
+  it('shows progress on a terminal only', () => {
+    const { work, dir } = copyOfSample();
+    const command = [process.execPath, CLI, 'report', dir, '--out', join(work, 'terminal.html')].map((part) => `'${part}'`).join(' ');
+    // `script` gives the command a real pseudo-terminal, as a person's shell would.
+    const terminal = spawnSync('script', ['-qfec', `stty cols 160; ${command}`, '/dev/null'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    assert.equal(terminal.status, 0, terminal.stderr + terminal.stdout);
+    assert.match(terminal.stdout, /\rreport [^\n]*: (counting|embedding episodes from) line \d+/);
+    const piped = runCli(REPO_ROOT, 'report', dir, '--out', join(work, 'piped.html'));
+    assert.equal(piped.status, 0);
+    assert.equal(piped.stderr, '');
   });
 
   it('explains itself in --help', () => {
