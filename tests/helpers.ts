@@ -48,3 +48,10 @@ export function runCliAsync(cwd: string, ...args: string[]): Promise<CliResult> 
     child.once('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
+
+/** A value nested `depth` levels deep, objects and arrays in turn, around `leaf`: for depth limits and cycles. */
+export function nested(depth: number, leaf: unknown): unknown {
+  let value = leaf;
+  for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { k: value };
+  return value;
+}

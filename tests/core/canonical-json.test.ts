@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { canonicalEquals, canonicalJson } from '../../src/core/canonical-json.js';
 import { hashCanonical } from '../../src/core/hashing.js';
 import { substream } from '../../src/core/random.js';
+import { nested } from '../helpers.js';
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and drops whitespace', () => {
@@ -82,12 +83,6 @@ function show(value: unknown): string {
 
 function referenceEquals(left: unknown, right: unknown): boolean {
   return referenceJson(left) === referenceJson(right);
-}
-
-function nested(depth: number, leaf: unknown): unknown {
-  let value = leaf;
-  for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { k: value };
-  return value;
 }
 
 const cycle: Record<string, unknown> = { a: 1 };

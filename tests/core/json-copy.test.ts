@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { inspect, isDeepStrictEqual } from 'node:util';
 import { copyPlain } from '../../src/core/json-copy.js';
+import { nested } from '../helpers.js';
 
 function outcome(run: () => unknown): { value: unknown } | { error: string } {
   try {
@@ -9,12 +10,6 @@ function outcome(run: () => unknown): { value: unknown } | { error: string } {
   } catch (error) {
     return { error: `${(error as Error).name}: ${(error as Error).message}` };
   }
-}
-
-function nested(depth: number, leaf: unknown): unknown {
-  let value = leaf;
-  for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { k: value };
-  return value;
 }
 
 const cycle: Record<string, unknown> = { a: 1 };
