@@ -6,7 +6,7 @@
 // directory and replaces the old dataset only when the run is complete.
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
@@ -15,8 +15,18 @@ import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
 import { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE } from '../records/columnar-names.js';
-import { writeManifest } from '../records/manifest.js';
-import { assertDatasetDirectory, concatenateFiles, EPISODES_FILE, publish, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
+import {
+  claimDatasetDirectory,
+  completePublish,
+  concatenateFiles,
+  createStaging,
+  EPISODES_FILE,
+  publishDataset,
+  publishPending,
+  REJECTED_FILE,
+  STAGING_DIR,
+  TRACES_DIR,
+} from './dataset-directory.js';
 import type { EpisodeOutcome, PartContext } from './part-production.js';
 import { shardSlice, type Shard } from './plan-shard.js';
 import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
@@ -139,7 +149,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   }
   if (options.resume && options.restart) throw new FactoryError('usage', '--resume keeps an interrupted run and --restart discards it; pick one', { fix: 'drop one of them' });
 
-  assertDatasetDirectory(outDir);
+  const previousDataset = claimDatasetDirectory(outDir);
   const staging = join(outDir, STAGING_DIR);
   const tracesDir = join(staging, TRACES_DIR);
   const previous = readRunIdentity(staging);
@@ -161,8 +171,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     }
   } else {
     if (options.resume && !options.restart) options.onNote?.(`no interrupted run in ${outDir}; starting from the beginning`);
-    rmSync(staging, { recursive: true, force: true });
-    mkdirSync(tracesDir, { recursive: true });
+    createStaging(outDir);
     writeRunIdentity(staging, identity);
   }
   mkdirSync(tracesDir, { recursive: true });
@@ -262,6 +271,11 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   });
   if (missingRanges(parts, slice.start, slice.end).length > 0) return finish(true);
 
+  // A run killed while publishing has its plan in staging, its parts still sealed beside it: finish what it started.
+  if (publishPending(staging)) {
+    completePublish(staging, outDir);
+    return finish(false);
+  }
   concatenateFiles(parts.map((part) => partFile(staging, part, 'episodes')), join(staging, EPISODES_FILE));
   concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
   const { writeColumnar } = await import('../records/columnar-files.js');
@@ -269,27 +283,22 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
     ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
   });
-  publish(staging, outDir);
 
-  const traceFiles = plan.slice(slice.start, slice.end).map((spec) => join(outDir, TRACES_DIR, `${specRecordId(spec)}.jsonl`));
-  const columnarFiles = [...(formats.has('arrow') ? [join(outDir, ARROW_FILE)] : []), ...(formats.has('parquet') ? [join(outDir, PARQUET_FILE)] : [])];
+  const traceFiles = plan.slice(slice.start, slice.end).map((spec) => `${TRACES_DIR}/${specRecordId(spec)}.jsonl`);
+  const columnarFiles = [...(formats.has('arrow') ? [ARROW_FILE] : []), ...(formats.has('parquet') ? [PARQUET_FILE] : [])];
   const { format: _format, slice: _slice, ...run } = identity;
-  await writeManifest(
-    outDir,
-    {
-      operation: 'generate',
-      lanes: [{ name: lane.name, sha256: lane.sha256 }],
-      lane: lane.name,
-      lane_sha256: lane.sha256,
-      factory_version: FACTORY_VERSION,
-      seeds: formatSeedRange(seeds),
-      tasks: base.tasks,
-      run,
-      ...(base.shard ? { shard: base.shard } : {}),
-      counts: { episodes: total, records: summary.written, rejected: summary.rejected, completed: summary.completed },
-    },
-    [join(outDir, EPISODES_FILE), join(outDir, REJECTED_FILE), ...columnarFiles, ...traceFiles],
-  );
+  await publishDataset(staging, outDir, previousDataset, [EPISODES_FILE, REJECTED_FILE, ...columnarFiles, ...traceFiles], {
+    operation: 'generate',
+    lanes: [{ name: lane.name, sha256: lane.sha256 }],
+    lane: lane.name,
+    lane_sha256: lane.sha256,
+    factory_version: FACTORY_VERSION,
+    seeds: formatSeedRange(seeds),
+    tasks: base.tasks,
+    run,
+    ...(base.shard ? { shard: base.shard } : {}),
+    counts: { episodes: total, records: summary.written, rejected: summary.rejected, completed: summary.completed },
+  });
   return finish(false);
 }
 

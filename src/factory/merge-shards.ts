@@ -7,14 +7,14 @@
 // run's episodes.jsonl, rejected.jsonl, Arrow and Parquet.
 
 import { createHash } from 'node:crypto';
-import { copyFileSync, createReadStream, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, createReadStream, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { canonicalJson } from '../core/canonical-json.js';
 import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
-import { readManifest, writeManifest, type Manifest } from '../records/manifest.js';
-import { assertDatasetDirectory, concatenateFiles, EPISODES_FILE, publish, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
+import { readManifest, type Manifest } from '../records/manifest.js';
+import { claimDatasetDirectory, concatenateFiles, createStaging, EPISODES_FILE, publishDataset, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
 
 export interface MergeOptions {
   sources: readonly string[];
@@ -117,10 +117,8 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   }
   for (const shard of shards) await verifyShardFiles(shard);
 
-  assertDatasetDirectory(outDir);
-  const staging = join(outDir, STAGING_DIR);
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(join(staging, TRACES_DIR), { recursive: true });
+  const previousDataset = claimDatasetDirectory(outDir);
+  const staging = createStaging(outDir);
   concatenateFiles(shards.map((shard) => join(shard.dir, EPISODES_FILE)), join(staging, EPISODES_FILE));
   concatenateFiles(shards.map((shard) => join(shard.dir, REJECTED_FILE)), join(staging, REJECTED_FILE));
   const traces: string[] = [];
@@ -136,13 +134,15 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
     ...(formats.includes('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
     ...(formats.includes('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
   });
-  publish(staging, outDir);
 
   const total = (key: 'records' | 'rejected' | 'completed') => shards.reduce((sum, shard) => sum + (shard.manifest.counts[key] ?? 0), 0);
   const written = total('records');
   const { shard: _shard, ...run } = first.manifest.run;
-  await writeManifest(
+  await publishDataset(
+    staging,
     outDir,
+    previousDataset,
+    [EPISODES_FILE, REJECTED_FILE, ...(formats.includes('arrow') ? [ARROW_FILE] : []), ...(formats.includes('parquet') ? [PARQUET_FILE] : []), ...traces],
     {
       operation: 'merge',
       lanes: first.manifest.lanes,
@@ -154,13 +154,6 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
       run: { ...run, shard: null },
       counts: { episodes: first.manifest.shard.plan_episodes, records: written, rejected: total('rejected'), completed: total('completed') },
     },
-    [
-      join(outDir, EPISODES_FILE),
-      join(outDir, REJECTED_FILE),
-      ...(formats.includes('arrow') ? [join(outDir, ARROW_FILE)] : []),
-      ...(formats.includes('parquet') ? [join(outDir, PARQUET_FILE)] : []),
-      ...traces.map((path) => join(outDir, path)),
-    ],
   );
   return {
     out_dir: outDir,

@@ -5,7 +5,7 @@
 // or missing file from one the factory wrote.
 
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, openAsBlob, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, openAsBlob, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { writeFileAtomically } from './atomic-file.js';
 import { readLines } from './jsonl.js';
@@ -92,7 +92,7 @@ export async function writeManifest(root: string, fields: Omit<Manifest, 'format
   for (const path of paths) files.push(await describeFile(root, path));
   files.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   const manifest: Manifest = { format: MANIFEST_FORMAT, ...fields, files };
-  writeFileSync(join(root, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
+  writeFileAtomically(join(root, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
   return manifest;
 }
 
