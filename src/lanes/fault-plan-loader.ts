@@ -4,6 +4,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { FactoryError, type Problem } from '../core/errors.js';
+import { decodeUtf8, InvalidUtf8Error } from '../core/utf8-text.js';
 import { formatPointer } from '../core/json-pointer.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import type { FaultPlan } from '../world/faults/fault-plan.js';
@@ -15,8 +16,11 @@ export function loadFaultPlan(path: string): FaultPlan {
   }
   let document: unknown;
   try {
-    document = JSON.parse(readFileSync(path, 'utf8'));
+    document = JSON.parse(decodeUtf8(readFileSync(path)));
   } catch (error) {
+    if (error instanceof InvalidUtf8Error) {
+      throw new FactoryError('plan_invalid', `fault plan ${path} is not UTF-8: ${error.message}`, { fix: 're-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)' });
+    }
     throw new FactoryError('plan_invalid', `fault plan ${path} is not valid JSON: ${(error as Error).message}`, { fix: 'fix the JSON syntax' });
   }
   const problems: Problem[] = validateAgainst('fault-plan.v1', document).map((error) => ({ where: `${path}: ${error.path || '/'}`, reason: error.reason }));

@@ -4,6 +4,7 @@
 // file, JSON pointer, reason.
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { decodeUtf8 } from '../core/utf8-text.js';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { FactoryError, type Problem } from '../core/errors.js';
 import { hashCanonical } from '../core/hashing.js';
@@ -59,11 +60,18 @@ export function listLaneFiles(cwd = process.cwd()): string[] {
 
 export function loadLane(reference: string, cwd = process.cwd()): Lane {
   const path = resolveLanePath(reference, cwd);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (error) {
     throw new FactoryError('lane_not_found', `cannot read lane ${path}: ${(error as Error).message}`, { fix: 'check the file permissions' });
+  }
+  let text: string;
+  try {
+    text = decodeUtf8(bytes);
+  } catch (error) {
+    const file = displayPath(path);
+    throw invalid(file, [{ where: file, reason: `${(error as Error).message}: a lane is UTF-8 JSON; re-save it as UTF-8 (e.g. \`iconv -f latin1 -t utf-8\`)` }]);
   }
   return parseLane(text, path);
 }
