@@ -49,6 +49,43 @@ export function runCliAsync(cwd: string, ...args: string[]): Promise<CliResult> 
   });
 }
 
+export interface TimedCliResult extends CliResult {
+  /** The child outlived its limit and was killed. */
+  timedOut: boolean;
+  seconds: number;
+}
+
+/**
+ * The same, with a hard limit: past `limitMs` the child is killed with SIGKILL
+ * (a process stuck in a regular expression runs no signal handler), so a
+ * regression fails the test instead of hanging the suite.
+ */
+export function runCliWithin(limitMs: number, cwd: string, ...args: string[]): Promise<TimedCliResult> {
+  const environment = { ...process.env };
+  delete environment.SOURCE_DATE_EPOCH;
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: environment });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, limitMs);
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr, timedOut, seconds: (performance.now() - started) / 1000 });
+    });
+  });
+}
+
 /** A value nested `depth` levels deep, objects and arrays in turn, around `leaf`: for depth limits and cycles. */
 export function nested(depth: number, leaf: unknown): unknown {
   let value = leaf;

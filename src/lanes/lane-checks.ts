@@ -5,6 +5,7 @@
 
 import type { Problem } from '../core/errors.js';
 import { formatPointer, parsePointer } from '../core/json-pointer.js';
+import { patternProblem } from '../core/safe-pattern.js';
 import { compileValidator } from '../core/schema-validator.js';
 import { deepTemplateRoots, templateExpressions, templateRoots } from '../core/template.js';
 import { SCRIPTED_VARIANTS } from '../policy/scripted-policy.js';
@@ -221,11 +222,10 @@ function checkPredicate(
     at([...tokens, 'calls', 'tool'], `unknown tool "${predicate.calls!.tool}"`);
   }
   if (group === 'answer' && predicate.answer!.matches !== undefined) {
-    try {
-      // Templates are filled in before the regex is built; a parameter stands in as plain text here.
-      new RegExp(predicate.answer!.matches.replace(/\{\{[^{}]*\}\}/g, 'x'), 'u');
-    } catch (error) {
-      at([...tokens, 'answer', 'matches'], `not a valid regular expression: ${(error as Error).message}`);
+    // Templates are filled in before the pattern is built; a parameter stands in as plain text here.
+    const problem = patternProblem(predicate.answer!.matches.replace(/\{\{[^{}]*\}\}/g, 'x'), 'u');
+    if (problem) {
+      at([...tokens, 'answer', 'matches'], problem.kind === 'invalid' ? `not a valid regular expression: ${problem.message}` : `${problem.message}; ${problem.fix}`);
     }
   }
   for (const pointerKey of ['path', 'unchanged'] as const) {

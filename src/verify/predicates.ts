@@ -7,6 +7,7 @@ import { canonicalEquals, canonicalJson } from '../core/canonical-json.js';
 import type { Message } from '../core/conversation.js';
 import { isJsonObject, type JsonValue } from '../core/json-value.js';
 import { resolvePointer } from '../core/json-pointer.js';
+import { compilePattern, MAX_TEXT, PatternError } from '../core/safe-pattern.js';
 import { evaluateExpression, renderDeep, renderText } from '../core/template.js';
 import type { Predicate, Query, Where } from '../lanes/lane.js';
 import { collectionAt, fieldValue, matchesWhere } from '../lanes/where-clause.js';
@@ -25,6 +26,8 @@ export interface PredicateContext {
 export interface Verdict {
   passed: boolean;
   detail: string;
+  /** The check could not be judged (a pattern over its limits): it fails, and so does its negation. */
+  unjudged?: true;
 }
 
 export interface PredicateVerdict {
@@ -48,12 +51,13 @@ export function evaluatePredicate(predicate: Predicate, context: PredicateContex
   }
   if (predicate.any) {
     const verdicts = predicate.any.map((child) => evaluatePredicate(child, context));
-    return verdicts.some((verdict) => verdict.passed)
-      ? { passed: true, detail: 'one passed' }
-      : { passed: false, detail: `none passed: ${verdicts.map((verdict) => verdict.detail).join(' | ')}` };
+    if (verdicts.some((verdict) => verdict.passed)) return { passed: true, detail: 'one passed' };
+    const detail = `none passed: ${verdicts.map((verdict) => verdict.detail).join(' | ')}`;
+    return verdicts.some((verdict) => verdict.unjudged) ? { passed: false, unjudged: true, detail } : { passed: false, detail };
   }
   if (predicate.not) {
     const inner = evaluatePredicate(predicate.not, context);
+    if (inner.unjudged) return inner;
     return { passed: !inner.passed, detail: inner.passed ? `should not hold: ${inner.detail}` : `holds: ${inner.detail}` };
   }
   const { all: _all, any: _any, not: _not, ...leaf } = predicate;
@@ -215,8 +219,16 @@ function evaluateAnswer(answer: NonNullable<Predicate['answer']>, context: Predi
   const text = context.answer;
   if (text === null) return { passed: false, detail: 'the episode ended without a final answer' };
   if (answer.matches !== undefined) {
-    const matched = new RegExp(answer.matches, 'u').test(text);
-    return { passed: matched, detail: `answer ${matched ? 'matches' : 'does not match'} /${answer.matches}/` };
+    // A linear-time matcher: a lane's pattern cannot stall the process, whatever the answer (see core/safe-pattern).
+    let matched: boolean;
+    try {
+      matched = compilePattern(answer.matches, 'u').test(text);
+    } catch (error) {
+      if (!(error instanceof PatternError)) throw error;
+      return { passed: false, unjudged: true, detail: `answer cannot be matched against /${answer.matches}/: ${error.message}` };
+    }
+    const within = text.length > MAX_TEXT ? ` in its first ${MAX_TEXT} characters` : '';
+    return { passed: matched, detail: `answer ${matched ? 'matches' : 'does not match'} /${answer.matches}/${within}` };
   }
   let values: string[] | undefined;
   let wantPresent: boolean;

@@ -102,6 +102,24 @@ describe('lane loading', () => {
     }
   });
 
+  it('refuses a pattern the linear-time matcher cannot run, at the pointer, with what to write instead', () => {
+    const document = shipped();
+    document.tasks[2].predicates[1] = { id: 'repeats', answer: { matches: '(#\\d+) and \\1' } };
+    document.tasks[3].predicates[0] = { id: 'behind', answer: { matches: '(?<!not )closed' } };
+    document.tasks[4].predicates[0] = { id: 'huge', answer: { matches: '[a-z]{5000}' } };
+    document.tasks[1].predicates.push({ id: 'hostile-but-regular', answer: { matches: '^(([a-zA-Z0-9 ,:]+)+)!$' } });
+    const problems = problemsOf(document);
+    const expectations = [
+      '/tasks/2/predicates/1/answer/matches: backreferences (\\1) are not supported; patterns run on a linear-time engine (JavaScript syntax without backreferences or lookaround); match the repeated text itself',
+      '/tasks/3/predicates/0/answer/matches: lookbehind "(?<!…)" is not supported; patterns run on a linear-time engine',
+      '/tasks/4/predicates/0/answer/matches: the pattern expands to 5001 states',
+    ];
+    for (const expected of expectations) {
+      assert.ok(problems.some((problem) => problem.includes(expected)), `expected "${expected}" in:\n${problems.join('\n')}`);
+    }
+    assert.ok(!problems.some((problem) => problem.includes('/tasks/1/predicates/')), 'a pattern that only backtracks in V8 is fine on a linear-time engine');
+  });
+
   it('refuses a solution that uses a parameter value the user message does not state', () => {
     const document = shipped();
     document.tasks[1].solution[1].answer = 'Closed #{{closed.issue.number}}; it belonged to {{target.assignee}}.';

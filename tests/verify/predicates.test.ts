@@ -162,6 +162,27 @@ describe('hidden predicates over the final answer', () => {
     assert.equal(evaluatePredicate({ answer: { contains: 'x' } }, context({ answer: null })).detail, 'the episode ended without a final answer');
   });
 
+  it('matches in linear time, on at most the first 64 KiB of the answer, and fails a pattern it cannot run whichever way it is wrapped', () => {
+    const hostile: Predicate = { answer: { matches: '^(([a-zA-Z0-9 ,:]+)+)!$' } };
+    const started = performance.now();
+    assert.equal(passes(hostile, context({ answer: `${'a'.repeat(5_000)}?` })), false);
+    assert.equal(passes(hostile, context({ answer: `${'a'.repeat(5_000)}!` })), true);
+    assert.ok(performance.now() - started < 2_000);
+    const long = `${'x'.repeat(70_000)} done`;
+    assert.deepEqual(evaluatePredicate({ answer: { matches: 'done' } }, context({ answer: long })), {
+      passed: false,
+      detail: 'answer does not match /done/ in its first 65536 characters',
+    });
+    // Steps are counted: a pattern that keeps 1500 states alive over 64 KiB runs out of its budget, and that is no verdict either way.
+    const costly: Predicate = { answer: { matches: '[a-z]{1500}!' } };
+    const answer = 'a'.repeat(65_536);
+    for (const predicate of [costly, { not: costly }, { any: [costly] }, { not: { any: [costly] } }, { not: { all: [costly] } }] as Predicate[]) {
+      const verdict = evaluatePredicate(predicate, context({ answer }));
+      assert.equal(verdict.passed, false, JSON.stringify(predicate).slice(0, 40));
+      assert.match(verdict.detail, /answer cannot be matched against \/\[a-z\]\{1500\}!\/: matching needs more than 16000000 steps/);
+    }
+  });
+
   it('reports a verdict per top-level predicate, with a reason only for failures', () => {
     const verdicts = evaluatePredicates(
       [

@@ -7,6 +7,7 @@
 
 import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
+import { compilePattern, PatternError, stepBudget, type SafePattern } from '../../core/safe-pattern.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
 import {
@@ -90,10 +91,10 @@ function byPath(left: FileNode, right: FileNode): number {
   return compareText(left.path, right.path);
 }
 
-/** A file-name glob as a regular expression: "*" any run, "?" one character, the rest literal. */
-function globRegex(glob: string): RegExp {
+/** A file-name glob as a pattern: "*" any run, "?" one character, the rest literal. */
+function globPattern(glob: string): SafePattern {
   const source = [...glob].map((character) => (character === '*' ? '.*' : character === '?' ? '.' : character.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'))).join('');
-  return new RegExp(`^${source}$`);
+  return compilePattern(`^${source}$`);
 }
 
 function tick(state: FilesState): number {
@@ -168,8 +169,8 @@ const handlers: Record<string, ToolHandler<FilesState>> = {
     if (before !== undefined && after !== undefined && after >= before) {
       return fail(`modified.after (${window.after}) must be earlier than modified.before (${window.before}); nothing can match that window.`);
     }
-    const include = args.name_glob === undefined ? undefined : globRegex(args.name_glob as string);
-    const exclude = args.exclude_glob === undefined ? undefined : globRegex(args.exclude_glob as string);
+    const include = args.name_glob === undefined ? undefined : globPattern(args.name_glob as string);
+    const exclude = args.exclude_glob === undefined ? undefined : globPattern(args.exclude_glob as string);
     const sort = (args.sort as string | undefined) ?? 'path';
     const matches = descendantsOf(state, path)
       .filter((candidate) => args.type === undefined || candidate.type === args.type)
@@ -237,25 +238,31 @@ const handlers: Record<string, ToolHandler<FilesState>> = {
     const node = lookup(state, path);
     if (!node) return fail(missing(state, path));
     const source = args.literal === true ? (args.pattern as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : (args.pattern as string);
-    const nested = args.literal === true ? undefined : nestedQuantifier(source);
-    if (nested) {
-      return fail(`pattern repeats a group that itself repeats (${nested}), which can take exponential time on a long line; simplify it (e.g. \\w+ instead of (\\w+\\s*)*) or pass literal: true.`);
-    }
-    let regex: RegExp;
+    // A model's pattern runs on the linear-time matcher: no pattern can stall the world (see core/safe-pattern).
+    let pattern: SafePattern;
     try {
-      regex = new RegExp(source, args.ignore_case === true ? 'i' : '');
+      pattern = compilePattern(source, args.ignore_case === true ? 'i' : '');
     } catch (error) {
-      return fail(`pattern is not a valid regular expression (${(error as Error).message}); escape special characters or pass literal: true.`);
+      if (!(error instanceof PatternError)) throw error;
+      if (error.kind === 'invalid') return fail(`pattern is not a valid regular expression (${error.message}); escape special characters or pass literal: true.`);
+      return fail(`pattern cannot be used: ${error.message}; ${error.fix}, or pass literal: true.`);
     }
-    const nameFilter = args.glob === undefined ? undefined : globRegex(args.glob as string);
+    const nameFilter = args.glob === undefined ? undefined : globPattern(args.glob as string);
     const files = (node.type === 'file' ? [node] : descendantsOf(state, path).filter((candidate) => candidate.type === 'file'))
       .filter((candidate) => !nameFilter || nameFilter.test(nameOf(candidate.path)))
       .sort(byPath);
+    // One budget for the whole search, so that many files cannot add up to a stall either.
+    const budget = stepBudget();
     const matches: JsonObject[] = [];
-    for (const file of files) {
-      splitLines(file.content).forEach((text, index) => {
-        if (regex.test(text)) matches.push({ path: file.path, line: index + 1, text });
-      });
+    try {
+      for (const file of files) {
+        splitLines(file.content).forEach((text, index) => {
+          if (pattern.test(text, budget)) matches.push({ path: file.path, line: index + 1, text });
+        });
+      }
+    } catch (error) {
+      if (!(error instanceof PatternError)) throw error;
+      return fail(`search stopped: ${error.message}; simplify the pattern, narrow path or glob, or pass literal: true.`);
     }
     const limit = (args.max_results as number | undefined) ?? 50;
     return succeed({ matches: matches.slice(0, limit), total: matches.length, truncated: matches.length > limit, files_searched: files.length });
@@ -453,37 +460,3 @@ export const filesWorld: World<FilesState> = {
     };
   },
 };
-
-/**
- * The first quantified group that itself holds a quantifier, like `(a+)+`:
- * the shape that backtracks exponentially. Worlds run inside the factory's
- * process, where no timeout can interrupt a regex, so such a pattern is refused.
- */
-export function nestedQuantifier(source: string): string | undefined {
-  const groups: { start: number; repeats: boolean }[] = [];
-  let inClass = false;
-  const isQuantifier = (char: string | undefined) => char === '+' || char === '*' || char === '{';
-  for (let index = 0; index < source.length; index++) {
-    const char = source[index];
-    if (char === '\\') {
-      index++;
-    } else if (inClass) {
-      if (char === ']') inClass = false;
-    } else if (char === '[') {
-      inClass = true;
-    } else if (char === '(') {
-      groups.push({ start: index, repeats: false });
-    } else if (isQuantifier(char)) {
-      const innermost = groups[groups.length - 1];
-      if (innermost) innermost.repeats = true;
-    } else if (char === ')') {
-      const group = groups.pop();
-      if (!group?.repeats) continue;
-      if (isQuantifier(source[index + 1])) return source.slice(group.start, index + 2);
-      // ((a+)b)+ repeats a repeating group too.
-      const outer = groups[groups.length - 1];
-      if (outer) outer.repeats = true;
-    }
-  }
-  return undefined;
-}
