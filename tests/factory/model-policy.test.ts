@@ -156,7 +156,7 @@ describe('before any episode runs', () => {
       for (const model of body.models) delete model.digest;
       return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
     };
-    await assert.rejects(inspectModel(fake.url, 'fake-qwen:1b', new Ollama({ host: fake.url, fetch: withoutDigests })), /cannot read the digest of model "fake-qwen:1b"/);
+    await assert.rejects(inspectModel(fake.url, 'fake-qwen:1b', { client: new Ollama({ host: fake.url, fetch: withoutDigests }) }), /cannot read the digest of model "fake-qwen:1b"/);
   });
 
   it('exits 2 with the fix, and writes nothing, when Ollama is down or the model is not pulled', async () => {
