@@ -29,6 +29,8 @@ export interface MergeSummary {
   episodes: number;
   written: number;
   rejected: number;
+  /** Episodes the model server cut short, across the shards (rows of rejected.jsonl with stage infra). */
+  infra_errors: number;
   completed: number;
   completion_rate: number;
   wall_seconds: number;
@@ -138,8 +140,9 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   });
   publish(staging, outDir);
 
-  const total = (key: 'records' | 'rejected' | 'completed') => shards.reduce((sum, shard) => sum + (shard.manifest.counts[key] ?? 0), 0);
+  const total = (key: 'records' | 'rejected' | 'completed' | 'infra_errors') => shards.reduce((sum, shard) => sum + (shard.manifest.counts[key] ?? 0), 0);
   const written = total('records');
+  const infraErrors = total('infra_errors');
   const { shard: _shard, ...run } = first.manifest.run;
   await writeManifest(
     outDir,
@@ -152,7 +155,13 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
       ...(first.manifest.tasks ? { tasks: first.manifest.tasks } : {}),
       source: shards.map((shard) => shard.dir).join(', '),
       run: { ...run, shard: null },
-      counts: { episodes: first.manifest.shard.plan_episodes, records: written, rejected: total('rejected'), completed: total('completed') },
+      counts: {
+        episodes: first.manifest.shard.plan_episodes,
+        records: written,
+        rejected: total('rejected'),
+        completed: total('completed'),
+        ...(infraErrors > 0 ? { infra_errors: infraErrors } : {}),
+      },
     },
     [
       join(outDir, EPISODES_FILE),
@@ -170,6 +179,7 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
     episodes: first.manifest.shard.plan_episodes,
     written,
     rejected: total('rejected'),
+    infra_errors: infraErrors,
     completed: total('completed'),
     completion_rate: written === 0 ? 0 : total('completed') / written,
     wall_seconds: Math.round(performance.now() - started) / 1000,
