@@ -213,7 +213,7 @@ describe('before any episode runs', () => {
     try {
       const result = await runCliAsync(workdir, 'generate', 'tool-world-v1', '--seeds', '0..0', '--task', 'find-open-bugs', '--policy', 'ollama:fake-qwen:1b', '--quiet');
       assert.equal(result.status, 0, result.stderr);
-      assert.match(result.stdout, /1 records written, 0 rejected, tasks completed 1\/1/);
+      assert.match(result.stdout, /1 records written, 0 rejected, 0 infra errors \(model server\), tasks completed 1\/1/);
       assert.match(result.stderr, /fake-qwen:1b \([0-9a-f]{12}, qwen2\) at http:\/\/127\.0\.0\.1:\d+, Ollama 0\.12\.3, native mode, hermes codec/);
     } finally {
       if (saved === undefined) delete process.env.OLLAMA_HOST;
