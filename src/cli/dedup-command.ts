@@ -5,7 +5,9 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { FactoryError } from '../core/errors.js';
 import { DEFAULT_COSINE_THRESHOLD, DEFAULT_NEAR_THRESHOLD, dedupDataset, type DedupSummary } from '../dataset/dedup.js';
 import type { Embedder } from '../dataset/embedder.js';
-import { OllamaEmbedder } from '../dataset/ollama-embedder.js';
+import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, OllamaEmbedder } from '../dataset/ollama-embedder.js';
+import { STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
+import { parseSeconds } from './model-timeout.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 import { refreshDataset } from './refresh-dataset.js';
 
@@ -16,6 +18,7 @@ interface DedupFlags {
   embed?: string;
   cosine?: number;
   ollamaHost?: string;
+  modelTimeout?: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -31,14 +34,14 @@ function threshold(flag: string): (value: string) => number {
 }
 
 /** `ollama:<model>` is the only provider today; the prefix leaves room for others without changing the flag. */
-export function embedderFromSpec(spec: string, host: string | undefined): Embedder {
+export function embedderFromSpec(spec: string, host: string | undefined, timeoutMs?: number): Embedder {
   const separator = spec.indexOf(':');
   const provider = separator < 0 ? spec : spec.slice(0, separator);
   const model = separator < 0 ? '' : spec.slice(separator + 1);
   if (provider !== 'ollama' || model.trim() === '') {
     throw new FactoryError('usage', `--embed ${spec} is not a provider:model pair this tool knows`, { fix: 'write --embed ollama:<model>, e.g. --embed ollama:nomic-embed-text' });
   }
-  return new OllamaEmbedder({ model, ...(host !== undefined ? { host } : {}) });
+  return new OllamaEmbedder({ model, ...(host !== undefined ? { host } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 }
 
 export function formatDedupSummary(summary: DedupSummary): string {
@@ -73,6 +76,10 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
     .option('--embed <provider:model>', 'also drop semantic duplicates, embedding with a model pulled into Ollama, e.g. ollama:nomic-embed-text')
     .option('--cosine <x>', `cosine threshold for semantic duplicates, in (0, 1] (default: ${DEFAULT_COSINE_THRESHOLD}; needs --embed)`, threshold('--cosine'))
     .option('--ollama-host <url>', 'the Ollama server for --embed (default: $OLLAMA_HOST, else http://127.0.0.1:11434)')
+    .option(
+      '--model-timeout <seconds>',
+      `with --embed: the longest the Ollama server may stay silent on one request of ${DEFAULT_EMBED_BATCH} texts (default ${DEFAULT_EMBED_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000})`,
+    )
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
     .addHelpText(
@@ -85,7 +92,11 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
       if (flags.ollamaHost !== undefined && flags.embed === undefined) {
         throw new FactoryError('usage', '--ollama-host was given without --embed', { fix: 'add --embed ollama:<model>, or drop --ollama-host' });
       }
-      const embedder = flags.embed === undefined ? undefined : embedderFromSpec(flags.embed, flags.ollamaHost);
+      if (flags.modelTimeout !== undefined && flags.embed === undefined) {
+        throw new FactoryError('usage', '--model-timeout was given without --embed', { fix: 'add --embed ollama:<model>, or drop --model-timeout' });
+      }
+      const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_EMBED_TIMEOUT_MS / 1000);
+      const embedder = flags.embed === undefined ? undefined : embedderFromSpec(flags.embed, flags.ollamaHost, timeoutMs);
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
       const summary = await dedupDataset({
         dir,

@@ -4,10 +4,11 @@
 
 import type { Command } from 'commander';
 import { FactoryError } from '../core/errors.js';
-import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
+import { DEFAULT_MODEL_TIMEOUT_MS, parsePolicySpec, preparePolicy, STARTUP_CHECK_TIMEOUT_MS } from '../factory/policy-selection.js';
 import { compareGates, formatComparison, formatGateEpisode, formatGateVerdict, GATE_CONDITIONS, runGate } from '../factory/tool-calling-gate.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
+import { parseSeconds } from './model-timeout.js';
 import { type Streams, writeJson } from './output.js';
 
 interface GateFlags {
@@ -18,6 +19,7 @@ interface GateFlags {
   ollamaHost?: string;
   mode?: string;
   codec?: string;
+  modelTimeout?: string;
   json?: boolean;
 }
 
@@ -33,7 +35,8 @@ export function registerGate(program: Command, streams: Streams, setExit: (statu
         `${GATE_CONDITIONS.contract_share * 100}% of emitted calls keeping the contract (well-formed, to a real tool, about ` +
         'an entity that exists). Completion carries a Wilson 95% interval. --compare A B plays two policies on the same ' +
         'episodes and reports the paired difference with an exact McNemar p-value. Exit 0 pass, 1 fail (naming each ' +
-        'missed condition), 2 for a precondition (Ollama down, model not pulled).',
+        'missed condition), 2 for a precondition (Ollama down, model not pulled, or a model server that fails or goes ' +
+        'silent past --model-timeout during an episode: that episode says nothing about the model, so the gate stops).',
     )
     .argument('<lane>', 'a lane name or path')
     .option('--policy <policy>', 'scripted, or ollama:<model>', 'scripted')
@@ -43,13 +46,18 @@ export function registerGate(program: Command, streams: Streams, setExit: (statu
     .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
     .option('--mode <mode>', 'native or raw (with a model)')
     .option('--codec <name>', 'hermes, llama3 or mistral (with a model)')
+    .option(
+      '--model-timeout <seconds>',
+      `with a model: the longest the Ollama server may stay silent on one request (default ${DEFAULT_MODEL_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000})`,
+    )
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExamples:\n  episode-factory gate tool-world-v1 --policy ollama:qwen2.5:1.5b\n  episode-factory gate tool-world-v1 --policy ollama:qwen2.5:1.5b --turns 3\n  episode-factory gate tool-world-v1 --compare ollama:qwen2.5:1.5b ollama:llama3.2:3b')
     .action(async (laneReference: string, flags: GateFlags) => {
       const lane = loadLane(laneReference);
       const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
       const turns = flags.turns === undefined ? undefined : Number(flags.turns);
-      const modelOptions = { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec };
+      const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000);
+      const modelOptions = { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec, timeoutMs };
       const labels = flags.compare ?? [flags.policy];
       if (flags.compare && flags.compare.length !== 2) {
         throw new FactoryError('usage', `--compare takes two policies, got ${flags.compare.length}`, { fix: 'write --compare <a> <b>, e.g. --compare scripted ollama:qwen2.5:1.5b' });

@@ -1,16 +1,19 @@
 // Owns the `generate` command: arguments to options, a live progress line,
 // Ctrl-C (and SIGTERM) as a clean stop that says how to resume, the one-line
-// summary (or JSON), and the exit status (1 if any record was rejected, 130
+// summary (or JSON), and the exit status (1 if any record was rejected or more
+// episodes than --max-infra-errors were cut short by the model server, 130
 // when stopped).
 
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../factory/generate-dataset.js';
-import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
+import { DEFAULT_MODEL_TIMEOUT_MS, parsePolicySpec, preparePolicy, STARTUP_CHECK_TIMEOUT_MS } from '../factory/policy-selection.js';
+import type { Rejection } from '../factory/run-parts.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { parseShard } from '../factory/plan-shard.js';
+import { parseSeconds } from './model-timeout.js';
 import { percent, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
 interface GenerateFlags {
@@ -28,8 +31,32 @@ interface GenerateFlags {
   task?: string[];
   variant?: string[];
   out?: string;
+  modelTimeout?: string;
+  maxInfraErrors: string;
   json?: boolean;
   quiet?: boolean;
+}
+
+/**
+ * Infrastructure failures a run accepts before it exits 1. None by default: each is a (task, seed) missing from
+ * the dataset, and they cluster (a server that fails once tends to fail on the long, slow episodes), so a run
+ * with any is not the run that was asked for. The records that did verify are still written.
+ */
+export const DEFAULT_MAX_INFRA_ERRORS = 0;
+
+/** How many infra failures are listed one per line before the rest are only counted. */
+const LISTED_INFRA_FAILURES = 20;
+
+function parseLimit(flag: string, text: string): number {
+  if (!/^[0-9]{1,9}$/.test(text)) throw new FactoryError('usage', `${flag} "${text}" is not a whole number`, { fix: `pass ${flag} 0 or more` });
+  return Number(text);
+}
+
+/** The INFRA lines: one per failed episode, up to a limit, then a count. */
+function infraLines(failures: readonly Rejection[]): string {
+  const listed = failures.slice(0, LISTED_INFRA_FAILURES).map((failure) => `INFRA ${failure.record_id}: ${failure.reason}\n`);
+  const rest = failures.length - listed.length;
+  return listed.join('') + (rest > 0 ? `INFRA … and ${rest} more (rejected.jsonl, stage infra)\n` : '');
 }
 
 function parseCount(flag: string, text: string): number {
@@ -63,8 +90,11 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         'verify go to <out>/rejected.jsonl with the reason. Also writes traces/<record_id>.jsonl and manifest.json. ' +
         'Same lane and seeds give byte-identical episodes.jsonl, whatever --workers, --shard or --resume. Finished episodes ' +
         'are sealed in parts under <out>/.partial as the run goes, so a killed run (Ctrl-C, SIGTERM, even SIGKILL) loses ' +
-        'nothing finished: rerun the same command with --resume. Exit 0 when every episode verified, 1 if any was ' +
-        'rejected, 2 for a usage problem (bad lane, bad seeds), 130 when stopped.',
+        'nothing finished: rerun the same command with --resume. With a model, an episode the model server cut short ' +
+        "(an HTTP error, a dropped connection, silence past --model-timeout, an answer that is not Ollama's protocol) says " +
+        'nothing about the model: it goes to rejected.jsonl with stage infra, never to episodes.jsonl, and is counted as an ' +
+        'infra error. Exit 0 when every episode verified, 1 if any was rejected or more than --max-infra-errors were ' +
+        'infra errors, 2 for a usage problem (bad lane, bad seeds) or a model server that fails the start-up check, 130 when stopped.',
     )
     .argument('<lane>', 'a lane name (lanes/<name>.json) or a path to a lane file')
     .option('--seeds <A..B>', "seed range, both ends inclusive (default: the lane's seeds)")
@@ -77,6 +107,17 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--codec <name>', 'with a model: hermes, llama3 or mistral; default: from the model\'s family')
     .option('--workers <n>', 'worker threads for a scripted lane (default: the number of cores; runs under 200 episodes use one thread; a model always uses one)')
     .option('--concurrency <n>', 'episodes in flight at once per thread (keep it small against one Ollama server)', '1')
+    .option(
+      '--model-timeout <seconds>',
+      `with a model: the longest the Ollama server may stay silent on one request (before it answers, or between two streamed frames); ` +
+        `past it the episode is an infra error (default ${DEFAULT_MODEL_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000}). ` +
+        "Raise it for a server that loads models slowly or runs on CPU; the lane's wall_time_ms still bounds a whole episode",
+    )
+    .option(
+      '--max-infra-errors <n>',
+      'exit 1 when more episodes than this were cut short by the model server (kept in rejected.jsonl with stage infra, never in episodes.jsonl)',
+      String(DEFAULT_MAX_INFRA_ERRORS),
+    )
     .option('--shard <I/N>', 'run only the I-th of N slices of the plan (0-based); I may be "auto": JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID. Combine shards with merge')
     .option('--resume', 'finish the interrupted run of this same command in <out>, keeping what it finished')
     .option('--restart', 'discard an interrupted run in <out> and start again')
@@ -92,8 +133,10 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       const concurrency = parseCount('--concurrency', flags.concurrency);
       const workers = flags.workers === undefined ? undefined : parseCount('--workers', flags.workers);
       const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
+      const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000);
+      const maxInfraErrors = parseLimit('--max-infra-errors', flags.maxInfraErrors);
       // A model is checked now: if Ollama or the model is missing, nothing is written.
-      const policy = await preparePolicy(lane, parsePolicySpec(flags.policy), { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec });
+      const policy = await preparePolicy(lane, parsePolicySpec(flags.policy), { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec, timeoutMs });
       if (policy.model && !flags.json) {
         const { info, settings } = policy.model;
         streams.stderr.write(
@@ -141,7 +184,8 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
             const rate = (episode.done - firstDone) / Math.max(seconds, 1e-3);
             const eta = rate > 0 ? shortDuration((episode.total - episode.done) / rate) : '?';
             progress.update(
-              `${lane.name}: ${episode.done}/${episode.total} episodes, ${rate.toFixed(rate < 10 ? 1 : 0)}/s, ETA ${eta}, ${episode.rejected} rejected`,
+              `${lane.name}: ${episode.done}/${episode.total} episodes, ${rate.toFixed(rate < 10 ? 1 : 0)}/s, ETA ${eta}, ${episode.rejected} rejected` +
+                (episode.infra_errors > 0 ? `, ${episode.infra_errors} infra errors` : ''),
               { force: episode.done === episode.total },
             );
           },
@@ -151,9 +195,10 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         process.removeListener('SIGTERM', onSignal);
       }
       progress.clear();
+      const output = { ...summary, max_infra_errors: maxInfraErrors };
       if (summary.interrupted) {
-        if (flags.json) writeJson(streams, summary);
-        const finished = summary.written + summary.rejected;
+        if (flags.json) writeJson(streams, output);
+        const finished = summary.written + summary.rejected + summary.infra_errors;
         streams.stderr.write(
           `generate ${summary.lane}: stopped with ${finished} of ${summary.episodes} episodes finished, kept in ${join(outDir, '.partial')}. ` +
             `To finish, rerun the same command with --resume.\n`,
@@ -162,22 +207,34 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         return;
       }
       if (flags.json) {
-        writeJson(streams, summary);
+        writeJson(streams, output);
       } else {
         for (const rejection of summary.rejections) {
           streams.stderr.write(`REJECTED ${rejection.record_id} (${rejection.stage}): ${rejection.reason}\n`);
         }
+        streams.stderr.write(infraLines(summary.infra_failures));
         const kinds = Object.keys(summary.faults_fired);
         const faults = kinds.length
           ? `faults fired ${Object.values(summary.faults_fired).reduce((sum, count) => sum + count, 0)} (${kinds.length} kinds), `
           : '';
         streams.stdout.write(
           `generate ${summary.lane}: ${summary.episodes} episodes, ${summary.written} records written, ${summary.rejected} rejected, ` +
+            // A scripted run has no model server, so its line stays as it always was.
+            (policy.model || summary.infra_errors > 0 ? `${summary.infra_errors} infra error${summary.infra_errors === 1 ? '' : 's'} (model server), ` : '') +
             `tasks completed ${summary.completed}/${summary.written} (${percent(summary.completion_rate)}), ${faults}` +
             `${summary.resumed > 0 ? `${summary.resumed} resumed, ` : ''}${summary.shard ? `shard ${summary.shard.index}/${summary.shard.count} (plan ${summary.shard.start}..${summary.shard.end - 1} of ${summary.shard.plan_episodes}), ` : ''}` +
             `wall ${summary.wall_seconds.toFixed(2)}s -> ${summary.out_dir}\n`,
         );
       }
-      setExit(summary.rejected > 0 ? 1 : 0);
+      const tooManyInfra = summary.infra_errors > maxInfraErrors;
+      if (tooManyInfra && !flags.json) {
+        const host = policy.model?.info.host ?? 'the model server';
+        streams.stderr.write(
+          `generate: ${summary.infra_errors} of ${summary.episodes} episodes failed because the model server failed, more than --max-infra-errors ${maxInfraErrors} allows; ` +
+            `they are in ${join(summary.out_dir, 'rejected.jsonl')} (stage infra), not in episodes.jsonl — fix: check the Ollama server at ${host} (\`ollama ps\`, its log; ` +
+            `raise --model-timeout if it is only slow), then run the same command again; or pass --max-infra-errors ${summary.infra_errors} to accept them\n`,
+        );
+      }
+      setExit(summary.rejected > 0 || tooManyInfra ? 1 : 0);
     });
 }

@@ -4,6 +4,13 @@
 
 export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
 
+/**
+ * The longest a start-up check (is it an Ollama, is the model there) waits on
+ * one request: Ollama answers /api/version, /api/tags and /api/show from
+ * memory in milliseconds, so a host silent this long is not a working Ollama.
+ */
+export const STARTUP_CHECK_TIMEOUT_MS = 10_000;
+
 /** An explicit host, else OLLAMA_HOST, else the local default. */
 export function resolveOllamaHost(explicit?: string, environment: NodeJS.ProcessEnv = process.env): string {
   const chosen = explicit?.trim() || environment.OLLAMA_HOST?.trim();

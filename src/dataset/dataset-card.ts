@@ -84,6 +84,8 @@ export interface DatasetCardInput {
   files: string[];
   /** Rows of rejected.jsonl, when the file is present. */
   rejected?: number | null;
+  /** Of those, the episodes the model server cut short (stage infra). */
+  infra_errors?: number;
   /** lineage.factory_version of the records. */
   factory_versions: string[];
   produced_at: string[];
@@ -217,8 +219,20 @@ function presentFiles(dir: string, splits: readonly CardSplit[] = []): string[] 
   return files;
 }
 
-function countLines(path: string): number {
-  return readFileSync(path, 'utf8').split('\n').filter((line) => line.trim() !== '').length;
+/** The stage of every row of rejected.jsonl (null for a line that is not a row). */
+function rejectedRows(path: string): (string | null)[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        const row: unknown = JSON.parse(line);
+        const stage = typeof row === 'object' && row !== null ? (row as { stage?: unknown }).stage : undefined;
+        return typeof stage === 'string' ? stage : null;
+      } catch {
+        return null;
+      }
+    });
 }
 
 /** Plain YAML scalars where they are unambiguous; double-quoted (JSON is valid YAML) otherwise. */
@@ -474,7 +488,13 @@ function generationSection(input: DatasetCardInput): string {
   const verified = Object.entries(input.verified_by).map(([method, count]) => `${count} by ${method}`);
   let rejected = '';
   if (input.rejected === 0) rejected = ` No episode was rejected (\`${REJECTED_FILE}\` is empty).`;
-  else if (input.rejected) rejected = ` ${plural(input.rejected, 'episode')} did not verify; ${input.rejected === 1 ? 'it is' : 'they are'} in \`${REJECTED_FILE}\`, not here.`;
+  else if (input.rejected && input.infra_errors) {
+    const unverified = input.rejected - input.infra_errors;
+    rejected =
+      ` ${unverified > 0 ? `${plural(unverified, 'episode')} did not verify and ` : ''}${plural(input.infra_errors, 'episode')} ` +
+      `${input.infra_errors === 1 ? 'was' : 'were'} cut short by the model server (stage \`infra\`: ${input.infra_errors === 1 ? 'it says' : 'they say'} nothing about the model); ` +
+      `${input.rejected === 1 ? 'it is' : 'they are'} in \`${REJECTED_FILE}\`, not here.`;
+  } else if (input.rejected) rejected = ` ${plural(input.rejected, 'episode')} did not verify; ${input.rejected === 1 ? 'it is' : 'they are'} in \`${REJECTED_FILE}\`, not here.`;
   parts.push(`### Verification\n\n${plural(stats.records, 'record')}: ${verified.length > 0 ? verified.join(', ') : 'none'}.${rejected}\n`);
   return parts.join('\n');
 }
@@ -647,8 +667,14 @@ export function datasetCardInput(dir: string, dataset: Dataset, options: CardOpt
     name: basename(resolve(dir)),
     ...describeRecords(dataset.rows.map((row) => row.record)),
     files: presentFiles(dir, layout?.splits),
-    rejected: existsSync(join(dir, REJECTED_FILE)) ? countLines(join(dir, REJECTED_FILE)) : null,
+    rejected: null,
   };
+  if (existsSync(join(dir, REJECTED_FILE))) {
+    const rows = rejectedRows(join(dir, REJECTED_FILE));
+    input.rejected = rows.length;
+    const infra = rows.filter((row) => row === 'infra').length;
+    if (infra > 0) input.infra_errors = infra;
+  }
   if (layout) {
     input.splits = layout.splits;
     input.test_fraction = layout.test_fraction;

@@ -1,17 +1,28 @@
 // Owns embedding through a local Ollama server with the official `ollama`
 // client: where the server is, checking the model is there before any work,
 // recording the model's digest for the report, and turning every way this can
-// fail into one line with the command that fixes it.
+// fail into one line with the command that fixes it. Every request has a
+// silence limit, so a server that never answers ends the command instead of
+// holding it forever.
 
 import { Ollama } from 'ollama';
 import { errorMessage, FactoryError } from '../core/errors.js';
-import { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel } from '../core/ollama-host.js';
+import { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
+import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../core/timed-fetch.js';
 import type { Embedder } from './embedder.js';
 
 export { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel };
 
 /** Inputs per /api/embed request: large enough to amortise the round trip, small enough to keep one request's memory modest. */
 export const DEFAULT_EMBED_BATCH = 32;
+
+/**
+ * How long the server may stay silent on one /api/embed request: it answers a
+ * batch only when every text of it is embedded, and a CPU embeds a batch of
+ * 32 long episodes in tens of seconds (more on the first request, which loads
+ * the model).
+ */
+export const DEFAULT_EMBED_TIMEOUT_MS = 120_000;
 
 interface ClientErrorShape {
   name?: string;
@@ -26,6 +37,8 @@ export interface OllamaEmbedderOptions {
   batchSize?: number;
   /** Where OLLAMA_HOST is read from; the process environment unless a caller needs otherwise. */
   environment?: NodeJS.ProcessEnv;
+  /** The longest one request may stay silent, in milliseconds (default DEFAULT_EMBED_TIMEOUT_MS; the /api/tags check waits at most STARTUP_CHECK_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 export interface OllamaModelInfo {
@@ -40,6 +53,7 @@ export class OllamaEmbedder implements Embedder {
   digest: string | undefined;
   private readonly batchSize: number;
   private readonly client: Ollama;
+  private readonly checkClient: Ollama;
   private checked: OllamaModelInfo | undefined;
 
   constructor(options: OllamaEmbedderOptions) {
@@ -49,7 +63,30 @@ export class OllamaEmbedder implements Embedder {
     this.host = resolveOllamaHost(options.host, options.environment);
     this.batchSize = options.batchSize ?? DEFAULT_EMBED_BATCH;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError(`batch size must be a positive integer, got ${this.batchSize}`);
-    this.client = new Ollama({ host: this.host });
+    const timeoutMs = options.timeoutMs ?? DEFAULT_EMBED_TIMEOUT_MS;
+    if (!(timeoutMs > 0)) throw new RangeError(`timeout must be a positive number of milliseconds, got ${timeoutMs}`);
+    this.client = new Ollama({ host: this.host, fetch: fetchWithSilenceLimit({ silenceMs: timeoutMs }) });
+    this.checkClient = new Ollama({ host: this.host, fetch: fetchWithSilenceLimit({ silenceMs: Math.min(timeoutMs, STARTUP_CHECK_TIMEOUT_MS) }) });
+  }
+
+  /** A request that was answered badly rather than refused: silence past the limit, or a body that is not JSON. */
+  private badAnswer(endpoint: string, error: unknown): FactoryError | undefined {
+    if (error instanceof SilenceTimeoutError) {
+      const embedding = endpoint === '/api/embed';
+      return new FactoryError('usage', `Ollama at ${this.host} did not answer ${endpoint}${embedding ? ` for "${this.model}"` : ''} within ${formatSeconds(error.silenceMs)}`, {
+        fix: embedding
+          ? 'check the server (`ollama ps`, its log); a slow one (a CPU) needs a longer --model-timeout'
+          : 'point --ollama-host (or OLLAMA_HOST) at a running Ollama (`ollama serve`); a host that accepts connections but never answers is not one',
+        cause: error,
+      });
+    }
+    if (error instanceof SyntaxError) {
+      return new FactoryError('usage', `${this.host} answered ${endpoint} with something that is not JSON (${errorMessage(error)})`, {
+        fix: 'point --ollama-host (or OLLAMA_HOST) at an Ollama server, started with `ollama serve`',
+        cause: error,
+      });
+    }
+    return undefined;
   }
 
   private unreachable(error: unknown): FactoryError {
@@ -66,8 +103,10 @@ export class OllamaEmbedder implements Embedder {
     if (this.checked) return this.checked;
     let models: { name: string; model?: string; digest: string }[];
     try {
-      models = (await this.client.list()).models;
+      models = (await this.checkClient.list()).models;
     } catch (error) {
+      const bad = this.badAnswer('/api/tags', error);
+      if (bad) throw bad;
       if ((error as ClientErrorShape).name === 'ResponseError') {
         throw new FactoryError('usage', `${this.host} answered /api/tags with HTTP ${(error as ClientErrorShape).status_code}: ${errorMessage(error)}`, {
           fix: 'point --ollama-host (or OLLAMA_HOST) at an Ollama server, started with `ollama serve`',
@@ -100,6 +139,8 @@ export class OllamaEmbedder implements Embedder {
       try {
         embeddings = (await this.client.embed({ model: this.model, input })).embeddings;
       } catch (error) {
+        const bad = this.badAnswer('/api/embed', error);
+        if (bad) throw bad;
         if ((error as ClientErrorShape).name !== 'ResponseError') throw this.unreachable(error);
         const message = errorMessage(error);
         const missing = (error as ClientErrorShape).status_code === 404 || /not found/i.test(message);

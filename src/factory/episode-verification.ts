@@ -1,13 +1,16 @@
 // Owns turning one planned episode into what the dataset keeps of it: produce
 // it, validate it against the record schema, replay it from its own
 // serialized line on a fresh world, and come out with either a record line for
-// episodes.jsonl or a row for rejected.jsonl with the stage and reason. The
-// episode's trace goes to its own file as it happens.
+// episodes.jsonl or a row for rejected.jsonl with the stage and reason. An
+// episode cut short by its infrastructure (the model server failed) is a row
+// of stage `infra`: kept apart, never a record. The episode's trace goes to
+// its own file as it happens.
 
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
+import { InfrastructureError } from '../policy/policy-contract.js';
 import type { EpisodeRecord, RejectedRow } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { validateAgainst } from '../records/schema-registry.js';
@@ -54,7 +57,7 @@ export async function verifyEpisode(spec: EpisodeSpec, context: VerificationCont
     trace.phase('verify').emit('record_written', { task_completed: record.result.task_completed });
     return { status: 'written', id, record, line };
   } catch (error) {
-    return reject(error instanceof TaskBindingError ? 'plan' : 'run', errorMessage(error), null);
+    return reject(error instanceof TaskBindingError ? 'plan' : error instanceof InfrastructureError ? 'infra' : 'run', errorMessage(error), null);
   } finally {
     trace.close();
   }

@@ -87,9 +87,11 @@ export interface EpisodeProgress {
   done: number;
   total: number;
   record_id: string;
-  status: 'written' | 'rejected';
+  status: EpisodeOutcome['status'];
   task_completed: boolean;
   rejected: number;
+  /** Episodes the model server cut short so far. */
+  infra_errors: number;
 }
 
 export interface GenerateSummary {
@@ -101,7 +103,10 @@ export interface GenerateSummary {
   shard: { index: number; count: number; start: number; end: number; plan_episodes: number } | null;
   episodes: number;
   written: number;
+  /** Episodes that did not verify (stages plan, run, schema, replay). */
   rejected: number;
+  /** Episodes the model server cut short (an HTTP error, a dropped connection, a timeout, an answer that is not its protocol): in rejected.jsonl with stage infra, never in episodes.jsonl. */
+  infra_errors: number;
   completed: number;
   completion_rate: number;
   /** Faults fired across the written records, by kind. */
@@ -113,6 +118,8 @@ export interface GenerateSummary {
   interrupted: boolean;
   wall_seconds: number;
   rejections: Rejection[];
+  /** One per infra error: which episode, and how the server failed. */
+  infra_failures: Rejection[];
 }
 
 export async function generateDataset(options: GenerateOptions): Promise<GenerateSummary> {
@@ -194,11 +201,13 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
 
   let done = resumed;
   let rejectedSoFar = kept.reduce((sum, part) => sum + part.rejected, 0);
+  let infraSoFar = kept.reduce((sum, part) => sum + (part.infra_errors ?? 0), 0);
   const total = slice.end - slice.start;
   const onEpisode = (outcome: EpisodeOutcome) => {
     done++;
     if (outcome.status === 'rejected') rejectedSoFar++;
-    options.onEpisode?.({ ...outcome, done, total, rejected: rejectedSoFar });
+    if (outcome.status === 'infra') infraSoFar++;
+    options.onEpisode?.({ ...outcome, done, total, rejected: rejectedSoFar, infra_errors: infraSoFar });
   };
   const runId = `run-${randomUUID()}`;
   let stopping = options.signal?.aborted ?? false;
@@ -297,7 +306,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     tasks: base.tasks,
     run,
     ...(base.shard ? { shard: base.shard } : {}),
-    counts: { episodes: total, records: summary.written, rejected: summary.rejected, completed: summary.completed },
+    counts: { episodes: total, records: summary.written, rejected: summary.rejected, completed: summary.completed, ...(summary.infra_errors > 0 ? { infra_errors: summary.infra_errors } : {}) },
   });
   return finish(false);
 }
@@ -314,19 +323,23 @@ function splitRanges(ranges: readonly { start: number; end: number }[], size: nu
   return out;
 }
 
-function aggregate(parts: readonly PartSummary[]): Pick<GenerateSummary, 'written' | 'rejected' | 'completed' | 'faults_fired' | 'rejections'> {
+function aggregate(parts: readonly PartSummary[]): Pick<GenerateSummary, 'written' | 'rejected' | 'infra_errors' | 'completed' | 'faults_fired' | 'rejections' | 'infra_failures'> {
   const faults: Record<string, number> = {};
   let written = 0;
   let rejected = 0;
+  let infraErrors = 0;
   let completed = 0;
   const rejections: Rejection[] = [];
+  const infraFailures: Rejection[] = [];
   for (const part of parts) {
     written += part.written;
     rejected += part.rejected;
+    infraErrors += part.infra_errors ?? 0;
     completed += part.completed;
     rejections.push(...part.rejections);
+    infraFailures.push(...(part.infra_failures ?? []));
     for (const [kind, count] of Object.entries(part.faults_fired)) faults[kind] = (faults[kind] ?? 0) + count;
   }
   const faultsFired = Object.fromEntries(Object.entries(faults).sort(([left], [right]) => (left < right ? -1 : 1)));
-  return { written, rejected, completed, faults_fired: faultsFired, rejections };
+  return { written, rejected, infra_errors: infraErrors, completed, faults_fired: faultsFired, rejections, infra_failures: infraFailures };
 }

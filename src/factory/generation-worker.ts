@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../core/errors.js';
 import { planEpisodes } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
-import { producePart, type PartContext } from './part-production.js';
+import { producePart, type EpisodeOutcome, type PartContext } from './part-production.js';
 import { policyFactoryFor } from './scripted-policy-factory.js';
 import type { PartSummary } from './run-parts.js';
 
@@ -25,7 +25,7 @@ export interface WorkerSetup {
 
 export type ToWorker = { type: 'run'; start: number; end: number } | { type: 'stop' };
 export type FromWorker =
-  | { type: 'episode'; record_id: string; status: 'written' | 'rejected'; task_completed: boolean }
+  | { type: 'episode'; record_id: string; status: EpisodeOutcome['status']; task_completed: boolean }
   | { type: 'part'; part: PartSummary | null }
   | { type: 'failed'; message: string };
 

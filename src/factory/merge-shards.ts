@@ -29,6 +29,8 @@ export interface MergeSummary {
   episodes: number;
   written: number;
   rejected: number;
+  /** Episodes the model server cut short, across the shards (rows of rejected.jsonl with stage infra). */
+  infra_errors: number;
   completed: number;
   completion_rate: number;
   wall_seconds: number;
@@ -135,8 +137,9 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
     ...(formats.includes('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
   });
 
-  const total = (key: 'records' | 'rejected' | 'completed') => shards.reduce((sum, shard) => sum + (shard.manifest.counts[key] ?? 0), 0);
+  const total = (key: 'records' | 'rejected' | 'completed' | 'infra_errors') => shards.reduce((sum, shard) => sum + (shard.manifest.counts[key] ?? 0), 0);
   const written = total('records');
+  const infraErrors = total('infra_errors');
   const { shard: _shard, ...run } = first.manifest.run;
   await publishDataset(
     staging,
@@ -152,7 +155,13 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
       ...(first.manifest.tasks ? { tasks: first.manifest.tasks } : {}),
       source: shards.map((shard) => shard.dir).join(', '),
       run: { ...run, shard: null },
-      counts: { episodes: first.manifest.shard.plan_episodes, records: written, rejected: total('rejected'), completed: total('completed') },
+      counts: {
+        episodes: first.manifest.shard.plan_episodes,
+        records: written,
+        rejected: total('rejected'),
+        completed: total('completed'),
+        ...(infraErrors > 0 ? { infra_errors: infraErrors } : {}),
+      },
     },
   );
   return {
@@ -163,6 +172,7 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
     episodes: first.manifest.shard.plan_episodes,
     written,
     rejected: total('rejected'),
+    infra_errors: infraErrors,
     completed: total('completed'),
     completion_rate: written === 0 ? 0 : total('completed') / written,
     wall_seconds: Math.round(performance.now() - started) / 1000,

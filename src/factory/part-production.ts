@@ -17,7 +17,8 @@ export interface PartContext extends VerificationContext {
 
 export interface EpisodeOutcome {
   record_id: string;
-  status: 'written' | 'rejected';
+  /** infra: the model server failed; the row is in rejected.jsonl, apart from the records. */
+  status: 'written' | 'rejected' | 'infra';
   task_completed: boolean;
 }
 
@@ -30,7 +31,16 @@ export interface PartHooks {
 export async function producePart(context: PartContext, start: number, end: number, hooks: PartHooks): Promise<PartSummary | undefined> {
   const episodeLines: string[] = [];
   const rejectedLines: string[] = [];
-  const summary: Omit<PartSummary, 'files' | 'end'> = { start, written: 0, rejected: 0, completed: 0, faults_fired: {}, rejections: [] };
+  const summary: Omit<PartSummary, 'files' | 'end'> & Required<Pick<PartSummary, 'infra_errors' | 'infra_failures'>> = {
+    start,
+    written: 0,
+    rejected: 0,
+    completed: 0,
+    faults_fired: {},
+    rejections: [],
+    infra_errors: 0,
+    infra_failures: [],
+  };
   const pending = new Map<number, Promise<EpisodeResult>>();
   let next = start;
   let finished = start;
@@ -53,6 +63,7 @@ export async function producePart(context: PartContext, start: number, end: numb
 
   function keep(result: EpisodeResult): void {
     let taskCompleted = false;
+    let status: EpisodeOutcome['status'] = result.status;
     if (result.status === 'written') {
       episodeLines.push(result.line);
       summary.written++;
@@ -61,9 +72,16 @@ export async function producePart(context: PartContext, start: number, end: numb
       for (const fault of result.record.recovery.faults_fired) summary.faults_fired[fault.kind] = (summary.faults_fired[fault.kind] ?? 0) + 1;
     } else {
       rejectedLines.push(JSON.stringify(result.row));
-      summary.rejected++;
-      summary.rejections.push({ record_id: result.id, stage: result.row.stage, reason: result.row.reason });
+      const rejection = { record_id: result.id, stage: result.row.stage, reason: result.row.reason };
+      if (result.row.stage === 'infra') {
+        status = 'infra';
+        summary.infra_errors++;
+        summary.infra_failures.push(rejection);
+      } else {
+        summary.rejected++;
+        summary.rejections.push(rejection);
+      }
     }
-    hooks.onEpisode({ record_id: result.id, status: result.status, task_completed: taskCompleted });
+    hooks.onEpisode({ record_id: result.id, status, task_completed: taskCompleted });
   }
 }

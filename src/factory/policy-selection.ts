@@ -9,12 +9,13 @@ import { resolveOllamaHost } from '../core/ollama-host.js';
 import type { Lane } from '../lanes/lane.js';
 import { CODEC_NAMES, codecByName, codecForFamily } from '../policy/codecs/codec-registry.js';
 import type { ModelCodec } from '../policy/codecs/model-codec.js';
-import { inspectModel, type ModelInfo } from '../policy/ollama/ollama-model.js';
+import { DEFAULT_MODEL_TIMEOUT_MS } from '../policy/ollama/model-server-fetch.js';
+import { inspectModel, STARTUP_CHECK_TIMEOUT_MS, type ModelInfo } from '../policy/ollama/ollama-model.js';
 import { OllamaPolicy, type ModelMode, type ModelSettings } from '../policy/ollama/ollama-policy.js';
 import type { PolicyFactory } from '../verify/episode-production.js';
 import { policyFactoryFor } from './scripted-policy-factory.js';
 
-export { policyFactoryFor };
+export { DEFAULT_MODEL_TIMEOUT_MS, policyFactoryFor, STARTUP_CHECK_TIMEOUT_MS };
 
 export type PolicySpec = { kind: 'scripted' } | { kind: 'ollama'; model: string };
 
@@ -29,6 +30,12 @@ export interface ModelOptions {
   host?: string;
   codec?: string;
   mode?: string;
+  /**
+   * The longest the model server may stay silent on one request, in
+   * milliseconds (default DEFAULT_MODEL_TIMEOUT_MS); the start-up check waits
+   * at most STARTUP_CHECK_TIMEOUT_MS, or this when it is shorter.
+   */
+  timeoutMs?: number;
 }
 
 export interface PreparedPolicy {
@@ -58,7 +65,8 @@ export async function preparePolicy(lane: Lane, spec: PolicySpec, options: Model
   const modeName = options.mode ?? lane.document.model?.mode ?? 'native';
   if (modeName !== 'native' && modeName !== 'raw') throw new FactoryError('usage', `--mode "${modeName}" is not a mode`, { fix: 'use native or raw' });
   const mode: ModelMode = modeName;
-  const info = await inspectModel(resolveOllamaHost(options.host), spec.model);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
+  const info = await inspectModel(resolveOllamaHost(options.host), spec.model, { timeoutMs: Math.min(timeoutMs, STARTUP_CHECK_TIMEOUT_MS) });
   if (mode === 'native' && !info.tools_capable) {
     throw new FactoryError('model_unavailable', `${spec.model} does not declare tool support (its /api/show capabilities lack "tools"), so native tool calling cannot work`, {
       fix: 'run it with --mode raw, which renders the prompt with the family codec',
@@ -73,6 +81,6 @@ export async function preparePolicy(lane: Lane, spec: PolicySpec, options: Model
   return {
     policy: `ollama:${spec.model}`,
     model: { info, settings },
-    factory: (request) => new OllamaPolicy({ info, settings, random: request.random }),
+    factory: (request) => new OllamaPolicy({ info, settings, random: request.random, timeoutMs }),
   };
 }

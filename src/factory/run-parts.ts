@@ -50,10 +50,14 @@ export interface PartSummary {
   start: number;
   end: number;
   written: number;
+  /** Episodes that did not verify (stages plan, run, schema, replay). */
   rejected: number;
   completed: number;
   faults_fired: Record<string, number>;
   rejections: Rejection[];
+  /** Episodes the model server cut short (stage infra); in rejected.jsonl too. Absent in parts sealed before it was counted. */
+  infra_errors?: number;
+  infra_failures?: Rejection[];
   files: { episodes: string; rejected: string };
 }
 

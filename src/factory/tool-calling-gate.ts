@@ -4,12 +4,15 @@
 // how many kept the contract (well-formed, aimed at a real tool and a real
 // entity), and how many tasks were completed (with a Wilson 95% interval).
 // `compare` plays two policies on the same episodes and tests the paired
-// difference with an exact McNemar test.
+// difference with an exact McNemar test. An episode the model server cut
+// short says nothing about the model, and a battery with a hole in it gives
+// no verdict: the gate stops there, as a precondition that failed.
 
 import { FactoryError } from '../core/errors.js';
 import { mcnemarExact, type McNemar } from '../dataset/mcnemar-test.js';
 import { wilsonInterval, type Rate } from '../dataset/wilson-interval.js';
-import { planEpisodes, type EpisodeSpec } from '../lanes/episode-plan.js';
+import { planEpisodes, specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
+import { InfrastructureError } from '../policy/policy-contract.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { produceEpisode } from '../verify/episode-production.js';
@@ -117,7 +120,16 @@ export async function runGate(options: GateOptions): Promise<GateResult> {
   for (const [index, base] of battery.entries()) {
     const spec: EpisodeSpec = options.policy.policy ? { ...base, policy: options.policy.policy } : base;
     const turnStarted = performance.now();
-    const record = await produceEpisode(spec, options.policy.factory, { producedAt });
+    let record: EpisodeRecord;
+    try {
+      record = await produceEpisode(spec, options.policy.factory, { producedAt });
+    } catch (error) {
+      if (!(error instanceof InfrastructureError)) throw error;
+      throw new FactoryError('model_unavailable', `gate ${options.label}: episode ${index + 1} of ${battery.length} (${specRecordId(spec)}) was cut short by the model server: ${error.message}`, {
+        fix: 'check the Ollama server (`ollama ps`, its log; raise --model-timeout if it is only slow) and run the gate again: a verdict needs every episode of the battery',
+        cause: error,
+      });
+    }
     const episode = measure(record, index + 1, (performance.now() - turnStarted) / 1000);
     episodes.push(episode);
     options.onEpisode?.(episode);

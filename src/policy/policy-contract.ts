@@ -46,6 +46,18 @@ export interface Actor {
   [detail: string]: unknown;
 }
 
+/**
+ * The policy could not act because what it runs on failed: a model server
+ * answered with an HTTP error, dropped the connection, stayed silent past its
+ * timeout, or sent something that is not its protocol. That is not the agent's
+ * behaviour, so it never becomes a record: the runner stops the episode and
+ * the factory keeps it apart from the training records. A model that answers
+ * well-formed HTTP with unusable text is behaviour (MalformedToolCall), not this.
+ */
+export class InfrastructureError extends Error {
+  override readonly name = 'InfrastructureError';
+}
+
 export interface Policy {
   readonly actor: Actor & JsonObject;
   next(observation: Observation, signal: AbortSignal): Promise<Action>;

@@ -147,8 +147,8 @@ export interface RejectedRow {
   lane: string;
   task: string;
   seed: number;
-  /** Where it failed: plan (task parameters), run, schema, or replay. */
-  stage: 'plan' | 'run' | 'schema' | 'replay';
+  /** Where it failed: plan (task parameters), run, schema, or replay; infra when the model server failed, so the episode says nothing about the agent. */
+  stage: 'plan' | 'run' | 'schema' | 'replay' | 'infra';
   reason: string;
   record: EpisodeRecord | null;
 }

@@ -26,6 +26,8 @@ export interface ManifestCounts {
   rejected?: number;
   completed?: number;
   dropped?: number;
+  /** Episodes the model server cut short (rows of rejected.jsonl with stage infra); absent when there were none. */
+  infra_errors?: number;
 }
 
 export interface Manifest {

@@ -3,13 +3,15 @@
 // turn | finished). Limits are checked at these boundaries only. Raw policy
 // output is never executable: only arguments that pass the tool's schema reach
 // the tool, and a rejected call is reinjected as an `ok: false` result the
-// policy may repair.
+// policy may repair. A policy whose infrastructure failed (a model server
+// that errs, drops or hangs) did not behave: the loop stops and throws that
+// error on, so the episode never becomes a record.
 
 import type { AssistantMessage, Message, ToolCall, ToolDescriptor, ToolErrorKind, ToolMessage } from '../core/conversation.js';
 import { copyPlain } from '../core/json-copy.js';
 import type { JsonObject } from '../core/json-value.js';
 import { compileValidator, formatFieldErrors, type FieldError, type Validator } from '../core/schema-validator.js';
-import type { Action, Observation, Policy } from '../policy/policy-contract.js';
+import { InfrastructureError, type Action, type Observation, type Policy } from '../policy/policy-contract.js';
 import type { Limits } from './limits.js';
 import type { ToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
@@ -152,6 +154,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
         } catch (error) {
           if (error instanceof WallTimeExceeded) {
             state = finish(trace, 'wall_time_limit', MODEL_TURN_PAST_WALL_TIME(limits.wall_time_ms));
+          } else if (error instanceof InfrastructureError) {
+            trace.emit('infrastructure_error', { step: stats.steps, message: error.message, duration_ms: round(clock() - started) });
+            throw error;
           } else {
             state = finish(trace, 'policy_error', error instanceof Error ? error.message : String(error));
           }

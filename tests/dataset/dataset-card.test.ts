@@ -301,3 +301,16 @@ describe('dataset card of an empty dataset', () => {
     assert.match(body, /\| task completion \| - \[0\.000, 1\.000\] n=0 \|/);
   });
 });
+
+describe('dataset card with episodes the model server cut short', () => {
+  it('tells them apart from episodes that did not verify', async () => {
+    const dir = copySample(SAMPLE_CLEAN, 'with-infra');
+    const row = (id: string, stage: string) => JSON.stringify({ record_id: id, lane: 'tool-world-v1', task: 'find-open-bugs', seed: 0, stage, reason: 'x', record: null });
+    writeFileSync(join(dir, 'rejected.jsonl'), [row('a', 'infra'), row('b', 'infra'), row('c', 'replay')].join('\n') + '\n');
+    const { body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    assert.match(body, /1 episode did not verify and 2 episodes were cut short by the model server \(stage `infra`: they say nothing about the model\); they are in `rejected\.jsonl`, not here\./);
+    writeFileSync(join(dir, 'rejected.jsonl'), row('a', 'infra') + '\n');
+    const { body: only } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    assert.match(only, / 1 episode was cut short by the model server \(stage `infra`: it says nothing about the model\); it is in `rejected\.jsonl`, not here\./);
+  });
+});

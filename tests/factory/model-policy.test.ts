@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ollama } from 'ollama';
 import { auditDataset } from '../../src/factory/audit-dataset.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { mergeShards } from '../../src/factory/merge-shards.js';
 import { parsePolicySpec, preparePolicy } from '../../src/factory/policy-selection.js';
 import { replayDataset } from '../../src/factory/replay-dataset.js';
 import { compareGates, runGate } from '../../src/factory/tool-calling-gate.js';
@@ -134,10 +135,45 @@ describe('generate --policy ollama:<model>', () => {
     assert.deepEqual((await replayDataset(out, { lane: path })).failed, 0);
   });
 
-  it('records a server error as the policy failing, with the server\'s own message', async () => {
-    const { records: written } = await generateWith('fake-broken:1b');
-    assert.deepEqual(written[0]!.result.outcome, 'policy_error');
-    assert.equal(written[0]!.result.outcome_detail, 'ollama /api/chat failed: HTTP 500: llama runner process has terminated: exit status 2');
+  it('keeps a server error apart from the records (stage infra), with the server\'s own message', async () => {
+    const { out, summary, records: written } = await generateWith('fake-broken:1b');
+    assert.deepEqual(written, [], 'a crashed runner says nothing about the model: no training record');
+    assert.deepEqual([summary.written, summary.rejected, summary.infra_errors], [0, 0, 5]);
+    assert.equal(summary.infra_failures[0]!.reason, 'ollama /api/chat failed: HTTP 500: llama runner process has terminated: exit status 2');
+    const rows = readFileSync(join(out, 'rejected.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    assert.deepEqual([...new Set(rows.map((row) => row.stage))], ['infra']);
+  });
+
+  it('keeps a failed server apart in raw mode too (/api/generate)', async () => {
+    const lift = fake.fail('generate', { kind: 'truncated', afterFrames: 2 }, { model: 'fake-llama:1b' });
+    try {
+      const { summary, records: written } = await generateWith('fake-llama:1b', { mode: 'raw' });
+      assert.deepEqual([written.length, summary.infra_errors], [0, 5]);
+      assert.match(summary.infra_failures[0]!.reason, /^ollama \/api\/generate: the stream was cut off in the middle of line 3/);
+    } finally {
+      lift();
+    }
+  });
+
+  it('counts infra errors through --resume and merge', async () => {
+    const theLane = lane();
+    const policy = await preparePolicy(theLane, parsePolicySpec('ollama:fake-broken:1b'), { host: fake.url });
+    const root = temporaryDirectory();
+    // Interrupted after the first episode, then resumed: the sealed infra error is still counted.
+    const stop = new AbortController();
+    const common = { lane: theLane, seeds: { from: 0, to: 1 }, policy, formats: ['jsonl' as const] };
+    const first = await generateDataset({ ...common, outDir: join(root, 'resumed'), signal: stop.signal, onEpisode: () => stop.abort() });
+    assert.deepEqual([first.interrupted, first.infra_errors], [true, 1]);
+    const resumed = await generateDataset({ ...common, outDir: join(root, 'resumed'), resume: true });
+    assert.deepEqual([resumed.interrupted, resumed.resumed, resumed.infra_errors, resumed.rejected], [false, 1, 10, 0]);
+    // Two shards merged: their counts are summed.
+    const shards = [0, 1].map((index) => join(root, `shard-${index}`));
+    for (const [index, out] of shards.entries()) await generateDataset({ ...common, outDir: out, shard: { index, count: 2 } });
+    const merged = await mergeShards({ sources: shards, outDir: join(root, 'merged') });
+    assert.deepEqual([merged.written, merged.rejected, merged.infra_errors], [0, 0, 10]);
+    assert.equal(JSON.parse(readFileSync(join(root, 'merged', 'manifest.json'), 'utf8')).counts.infra_errors, 10);
+    // The server answered the same way every time, so the rows are the same bytes however the run was cut up.
+    assert.equal(readFileSync(join(root, 'merged', 'rejected.jsonl'), 'utf8'), readFileSync(join(root, 'resumed', 'rejected.jsonl'), 'utf8'));
   });
 
   it('gives the same bytes whatever the concurrency', async () => {
@@ -156,7 +192,7 @@ describe('before any episode runs', () => {
       for (const model of body.models) delete model.digest;
       return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
     };
-    await assert.rejects(inspectModel(fake.url, 'fake-qwen:1b', new Ollama({ host: fake.url, fetch: withoutDigests })), /cannot read the digest of model "fake-qwen:1b"/);
+    await assert.rejects(inspectModel(fake.url, 'fake-qwen:1b', { client: new Ollama({ host: fake.url, fetch: withoutDigests }) }), /cannot read the digest of model "fake-qwen:1b"/);
   });
 
   it('exits 2 with the fix, and writes nothing, when Ollama is down or the model is not pulled', async () => {
@@ -177,7 +213,7 @@ describe('before any episode runs', () => {
     try {
       const result = await runCliAsync(workdir, 'generate', 'tool-world-v1', '--seeds', '0..0', '--task', 'find-open-bugs', '--policy', 'ollama:fake-qwen:1b', '--quiet');
       assert.equal(result.status, 0, result.stderr);
-      assert.match(result.stdout, /1 records written, 0 rejected, tasks completed 1\/1/);
+      assert.match(result.stdout, /1 records written, 0 rejected, 0 infra errors \(model server\), tasks completed 1\/1/);
       assert.match(result.stderr, /fake-qwen:1b \([0-9a-f]{12}, qwen2\) at http:\/\/127\.0\.0\.1:\d+, Ollama 0\.12\.3, native mode, hermes codec/);
     } finally {
       if (saved === undefined) delete process.env.OLLAMA_HOST;

@@ -4,7 +4,10 @@
 // the server's parser missed; raw mode renders the prompt with the codec and
 // asks /api/generate with raw:true. Either way one turn becomes exactly one
 // action. The seed, temperature and output-token cap of every turn come from
-// the lane and the episode, and are pinned in the record's actor.
+// the lane and the episode, and are pinned in the record's actor. Each turn's
+// requests have a silence limit and end with the turn (answered, failed, or
+// cut off by the episode's wall time); a failure of the server rather than of
+// the model is thrown as an InfrastructureError, never returned as an action.
 
 import { Ollama, type Message as OllamaMessage, type Tool as OllamaTool } from 'ollama';
 import type { Message, ToolDescriptor } from '../../core/conversation.js';
@@ -12,6 +15,7 @@ import { isJsonObject, type JsonObject } from '../../core/json-value.js';
 import type { Random } from '../../core/random.js';
 import type { ModelCodec } from '../codecs/model-codec.js';
 import type { Action, Observation, Policy } from '../policy-contract.js';
+import { DEFAULT_MODEL_TIMEOUT_MS, infrastructureFailure, modelServerFetch } from './model-server-fetch.js';
 import type { ModelInfo } from './ollama-model.js';
 
 export type ModelMode = 'native' | 'raw';
@@ -29,6 +33,8 @@ export interface OllamaPolicyOptions {
   settings: ModelSettings;
   /** The policy's own substream: draws the model's sampling seed for this episode. */
   random: Random;
+  /** How long the server may stay silent on one request, in milliseconds; never part of the record. */
+  timeoutMs?: number;
 }
 
 function toOllamaMessage(message: Message): OllamaMessage {
@@ -62,23 +68,14 @@ function asArguments(value: unknown): unknown {
   }
 }
 
-/** Ollama's errors say what went wrong on the server; keep that and say which call it was. */
-function describe(endpoint: string, error: unknown): Error {
-  const shaped = error as { name?: string; status_code?: number; message?: string };
-  if (shaped.name === 'AbortError') return error as Error;
-  const status = shaped.status_code ? `HTTP ${shaped.status_code}: ` : '';
-  return new Error(`ollama ${endpoint} failed: ${status}${shaped.message ?? String(error)}`);
-}
-
 export class OllamaPolicy implements Policy {
   readonly actor: JsonObject & { role: string; kind: string; name: string; version: string };
-  private readonly client: Ollama;
   private readonly options: { seed: number; temperature: number; num_predict: number };
+  private readonly timeoutMs: number;
 
   constructor(private readonly config: OllamaPolicyOptions) {
     const { info, settings } = config;
-    // One client per episode: aborting a turn must not abort another episode's.
-    this.client = new Ollama({ host: info.host });
+    this.timeoutMs = config.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
     this.options = { seed: config.random.int(0, 2 ** 31 - 1), temperature: settings.temperature, num_predict: settings.num_predict };
     this.actor = {
       role: 'policy',
@@ -98,68 +95,64 @@ export class OllamaPolicy implements Policy {
   }
 
   async next(observation: Observation, signal: AbortSignal): Promise<Action> {
-    return this.config.settings.mode === 'native' ? this.chat(observation, signal) : this.generate(observation, signal);
+    const endpoint = this.config.settings.mode === 'native' ? '/api/chat' : '/api/generate';
+    // One client per turn, whose every request ends with the turn: a request
+    // the turn no longer waits for (the wall time ran out) must not keep a
+    // connection, or the process, alive.
+    const turn = new AbortController();
+    const stop = () => turn.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    if (signal.aborted) stop();
+    const client = new Ollama({ host: this.config.info.host, fetch: modelServerFetch({ silenceMs: this.timeoutMs, signal: turn.signal }) });
+    let answer: Action | string;
+    try {
+      answer = endpoint === '/api/chat' ? await this.chat(client, observation) : await this.generate(client, observation);
+    } catch (error) {
+      // Cut off by the episode's wall time: the runner already knows, and says so in the record.
+      if (signal.aborted) throw error;
+      throw infrastructureFailure(endpoint, error);
+    } finally {
+      signal.removeEventListener('abort', stop);
+      turn.abort();
+    }
+    // Whatever the model wrote is its behaviour: text the codec cannot read becomes a MalformedToolCall, never a failure.
+    return typeof answer === 'string' ? this.config.settings.codec.parse(answer) : answer;
   }
 
-  private async chat(observation: Observation, signal: AbortSignal): Promise<Action> {
-    let stream;
-    try {
-      stream = await this.client.chat({
-        model: this.config.info.model,
-        messages: observation.messages.map(toOllamaMessage),
-        tools: observation.tools.map(toOllamaTool),
-        options: { ...this.options },
-        stream: true,
-      });
-    } catch (error) {
-      throw describe('/api/chat', error);
-    }
-    const abort = () => stream.abort();
-    signal.addEventListener('abort', abort, { once: true });
+  /** A native call as an action, or the text for the codec when the server's parser found no call. */
+  private async chat(client: Ollama, observation: Observation): Promise<Action | string> {
+    const stream = await client.chat({
+      model: this.config.info.model,
+      messages: observation.messages.map(toOllamaMessage),
+      tools: observation.tools.map(toOllamaTool),
+      options: { ...this.options },
+      stream: true,
+    });
     let content = '';
     const calls: { name: string; arguments: unknown }[] = [];
-    try {
-      for await (const part of stream) {
-        content += part.message?.content ?? '';
-        for (const call of part.message?.tool_calls ?? []) calls.push({ name: call.function.name, arguments: asArguments(call.function.arguments) });
-      }
-    } catch (error) {
-      throw describe('/api/chat', error);
-    } finally {
-      signal.removeEventListener('abort', abort);
+    for await (const part of stream) {
+      content += part.message?.content ?? '';
+      for (const call of part.message?.tool_calls ?? []) calls.push({ name: call.function.name, arguments: asArguments(call.function.arguments) });
     }
     const [first, ...rest] = calls;
     if (first) {
       return { kind: 'tool_call', name: first.name, arguments: first.arguments, ...(content.trim() ? { text: content.trim() } : {}), ...(rest.length ? { ignored_calls: rest.length } : {}) };
     }
     // The server's template parser found no call; the family may still have written one as text.
-    return this.config.settings.codec.parse(content);
+    return content;
   }
 
-  private async generate(observation: Observation, signal: AbortSignal): Promise<Action> {
+  private async generate(client: Ollama, observation: Observation): Promise<string> {
     const { codec } = this.config.settings;
-    let stream;
-    try {
-      stream = await this.client.generate({
-        model: this.config.info.model,
-        prompt: codec.render(observation.messages, observation.tools),
-        raw: true,
-        options: { ...this.options, stop: [...codec.stop] },
-        stream: true,
-      });
-    } catch (error) {
-      throw describe('/api/generate', error);
-    }
-    const abort = () => stream.abort();
-    signal.addEventListener('abort', abort, { once: true });
+    const stream = await client.generate({
+      model: this.config.info.model,
+      prompt: codec.render(observation.messages, observation.tools),
+      raw: true,
+      options: { ...this.options, stop: [...codec.stop] },
+      stream: true,
+    });
     let text = '';
-    try {
-      for await (const part of stream) text += part.response ?? '';
-    } catch (error) {
-      throw describe('/api/generate', error);
-    } finally {
-      signal.removeEventListener('abort', abort);
-    }
-    return codec.parse(text);
+    for await (const part of stream) text += part.response ?? '';
+    return text;
   }
 }
