@@ -7,13 +7,14 @@ import { type Streams, writeJson } from './output.js';
 export function registerAudit(program: Command, streams: Streams, setExit: (status: number) => void): void {
   program
     .command('audit')
-    .summary("check a dataset's files, lines, ids, provenance, and reproduce a sample")
+    .summary("check a dataset's files, lines, ids, provenance and columnar copies, and reproduce a sample")
     .description(
       'Checks that manifest.json lists every file with its exact sha256, size and rows (nothing missing, nothing added); ' +
         'that every JSONL line reads (torn and corrupt lines named by file and line); that record ids are unique and every ' +
         'source_record_id resolves here or in a --parent; that every record passes the provenance gate (a policy actor, a ' +
-        'digest for any model that acted, seed, lane and lane hash, the commands to regenerate and replay it); and that a ' +
-        'deterministic sample of records is rebuilt from its lineage byte for byte, by replaying its actions and, for ' +
+        'digest for any model that acted, seed, lane and lane hash, the commands to regenerate and replay it); that ' +
+        'episodes.arrow and episodes.parquet hold exactly the records of episodes.jsonl, row for row and column for column; ' +
+        'and that a deterministic sample of records is rebuilt from its lineage byte for byte, by replaying its actions and, for ' +
         'scripted policies, by regenerating it. Exit 0 when nothing is found, 1 with one line per finding, 2 for a usage problem.',
     )
     .argument('<dir>', 'a dataset directory')

@@ -33,6 +33,7 @@ describe('audit', () => {
     const report = await auditDataset(pristine, { sample: 10 });
     assert.deepEqual(reasons(report), []);
     assert.equal(report.ok, true);
+    assert.equal(report.checks.columnar, 0, 'the Arrow and Parquet copies hold the records of episodes.jsonl');
     assert.equal(report.sampled.length, 10);
     assert.deepEqual(report.sampled, (await auditDataset(pristine, { sample: 10 })).sampled, 'the sample is deterministic');
   });
