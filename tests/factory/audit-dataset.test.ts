@@ -38,6 +38,17 @@ describe('audit', () => {
     assert.deepEqual(report.sampled, (await auditDataset(pristine, { sample: 10 })).sampled, 'the sample is deterministic');
   });
 
+  it('with full, reproduces every record in file order, and reports where it is', async () => {
+    const stages: string[] = [];
+    const report = await auditDataset(pristine, { full: true, onProgress: (progress) => stages.push(progress.stage === 'reproduction' ? `reproduction ${progress.done}/${progress.total}` : progress.stage) });
+    assert.deepEqual(reasons(report), []);
+    assert.equal(report.full, true);
+    assert.deepEqual(report.sampled, rows(pristine).map((line) => (JSON.parse(line) as EpisodeRecord).record_id));
+    assert.deepEqual(stages.slice(0, 2), ['records', 'manifest']);
+    assert.equal(stages.at(-1), `reproduction ${report.records}/${report.records}`);
+    await assert.rejects(auditDataset(pristine, { full: true, sample: 3 }), /--full reproduces every record/);
+  });
+
   it('catches an edited record: the manifest hash, and the record no longer reproduces', async () => {
     const dir = copy();
     const lines = rows(dir);
