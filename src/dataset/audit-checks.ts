@@ -62,12 +62,16 @@ export async function checkManifest(dir: string): Promise<{ manifest?: Manifest;
   return { manifest, findings };
 }
 
-/** Every JSONL file of the directory, read line by line: torn, blank or corrupt lines are findings. */
-export async function checkLines(dir: string): Promise<Finding[]> {
+/**
+ * Every JSONL file of the directory, read line by line: torn, blank or corrupt
+ * lines are findings, and in the records file lines that are JSON but not
+ * records. The records file, already read as `dataset`, is not read again.
+ */
+export async function checkLines(dir: string, dataset?: Dataset): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const path of datasetFiles(dir).filter((file) => file.endsWith('.jsonl'))) {
-    const { problems } = await readJsonl(path);
     const file = relative(dir, path).split(sep).join('/');
+    const problems = dataset && file === dataset.file ? dataset.problems : (await readJsonl(path)).problems;
     for (const problem of problems) findings.push({ check: 'lines', where: `${file}:${problem.line}`, reason: problem.reason });
   }
   return findings;

@@ -67,9 +67,8 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
 
   const findings: Finding[] = [
     ...manifestFindings,
-    ...(await checkLines(dir)),
     // Lines that parse but are not valid records are the lines check's too.
-    ...dataset.problems.filter((problem) => problem.reason.startsWith('not a valid record')).map((problem) => ({ check: 'lines' as const, where: `${problem.file}:${problem.line}`, reason: problem.reason })),
+    ...(await checkLines(dir, dataset)),
     ...checkIds(dataset, parentIds),
     ...checkProvenance(dataset, manifest),
   ];
