@@ -1,33 +1,70 @@
-// Owns the `audit` command: one line per finding, a summary, exit 1 on any.
+// Owns the `audit` command: one line per finding, a summary, exit 1 on any;
+// a progress line on a terminal while it hashes, compares and reproduces.
 
 import type { Command } from 'commander';
-import { auditDataset, DEFAULT_SAMPLE } from '../factory/audit-dataset.js';
-import { type Streams, writeJson } from './output.js';
+import { type AuditProgress, auditDataset, DEFAULT_SAMPLE } from '../factory/audit-dataset.js';
+import { ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
+
+interface AuditFlags {
+  sample?: string;
+  full?: boolean;
+  parent?: string[];
+  json?: boolean;
+  quiet?: boolean;
+}
 
 export function registerAudit(program: Command, streams: Streams, setExit: (status: number) => void): void {
   program
     .command('audit')
-    .summary("check a dataset's files, lines, ids, provenance, and reproduce a sample")
+    .summary("check a dataset's files, lines, ids, provenance and columnar copies, and reproduce a sample (or every record)")
     .description(
       'Checks that manifest.json lists every file with its exact sha256, size and rows (nothing missing, nothing added); ' +
         'that every JSONL line reads (torn and corrupt lines named by file and line); that record ids are unique and every ' +
         'source_record_id resolves here or in a --parent; that every record passes the provenance gate (a policy actor, a ' +
-        'digest for any model that acted, seed, lane and lane hash, the commands to regenerate and replay it); and that a ' +
-        'deterministic sample of records is rebuilt from its lineage byte for byte, by replaying its actions and, for ' +
-        'scripted policies, by regenerating it. Exit 0 when nothing is found, 1 with one line per finding, 2 for a usage problem.',
+        'digest for any model that acted, seed, lane and lane hash, the commands to regenerate and replay it); that ' +
+        'episodes.arrow and episodes.parquet hold exactly the records of episodes.jsonl, row for row and column for column; ' +
+        'and that a deterministic sample of records (--full: every record) is rebuilt from its lineage byte for byte, by ' +
+        'replaying its actions and, for scripted policies, by regenerating it. The manifest is a consistency check, not a ' +
+        'signature: whoever can edit the files can rewrite it, which the columnar comparison and --full do not depend on. ' +
+        'Exit 0 when nothing is found, 1 with one line per finding, 2 for a usage problem.',
     )
     .argument('<dir>', 'a dataset directory')
-    .option('--sample <n>', 'how many records to reproduce (0 to skip)', String(DEFAULT_SAMPLE))
+    .option('--sample <n>', `how many records to reproduce (0 to skip; default ${DEFAULT_SAMPLE})`)
+    .option('--full', 'reproduce every record instead of a sample (minutes on large datasets)')
     .option('--parent <dir...>', 'datasets this one was derived from, for resolving source_record_id')
     .option('--json', 'print the report as one JSON object on stdout')
-    .action(async (dir: string, flags: { sample: string; parent?: string[]; json?: boolean }) => {
-      const report = await auditDataset(dir, { sample: Number(flags.sample), parents: flags.parent ?? [] });
+    .option('--quiet', 'no progress line')
+    .action(async (dir: string, flags: AuditFlags) => {
+      const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
+      const started = performance.now();
+      let reproductionStarted = 0;
+      const show = (step: AuditProgress) => {
+        if (!progress.active) return;
+        if (step.stage === 'records') progress.update(`audit ${dir}: reading records`, { force: true });
+        else if (step.stage === 'manifest') progress.update(`audit ${dir}: hashing files against the manifest`, { force: true });
+        else if (step.stage === 'columnar') progress.update(`audit ${dir}: comparing ${step.files.join(' and ')} with episodes.jsonl, row ${step.rows}/${step.total}`);
+        else if (step.stage === 'reproduction') {
+          if (step.done === 0) reproductionStarted = performance.now();
+          const seconds = (performance.now() - reproductionStarted) / 1000;
+          const rate = step.done > 0 && seconds > 0 ? step.done / seconds : 0;
+          const eta = rate > 0 ? `, ETA ${shortDuration((step.total - step.done) / rate)}` : '';
+          progress.update(`audit ${dir}: reproduced ${step.done}/${step.total} records${rate > 0 ? `, ${rate.toFixed(1)}/s` : ''}${eta}`);
+        }
+      };
+      const report = await auditDataset(dir, {
+        ...(flags.sample !== undefined ? { sample: Number(flags.sample) } : {}),
+        full: flags.full === true,
+        parents: flags.parent ?? [],
+        onProgress: show,
+      });
+      progress.clear();
       if (flags.json) {
-        writeJson(streams, report);
+        writeJson(streams, { ...report, wall_seconds: Math.round(performance.now() - started) / 1000 });
       } else {
         for (const finding of report.findings) streams.stdout.write(`FAIL ${finding.check}: ${finding.where}: ${finding.reason}\n`);
         const checks = Object.entries(report.checks).map(([check, count]) => `${check} ${count === 0 ? 'ok' : `${count} finding${count === 1 ? '' : 's'}`}`);
-        streams.stdout.write(`audit ${dir}: ${report.records} records, ${report.sampled.length} reproduced; ${checks.join(', ')}\n`);
+        const reproduced = report.full ? `${report.sampled.length} reproduced (every record)` : `${report.sampled.length} reproduced`;
+        streams.stdout.write(`audit ${dir}: ${report.records} records, ${reproduced}; ${checks.join(', ')}\n`);
       }
       setExit(report.ok ? 0 : 1);
     });

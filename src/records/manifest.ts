@@ -68,10 +68,16 @@ export async function countRows(path: string): Promise<number> {
   return rows;
 }
 
-export async function describeFile(root: string, path: string): Promise<ManifestFile> {
+/** A file's sha256 and size, streamed. */
+export async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return { path: relative(root, path).split(sep).join('/'), sha256: hash.digest('hex'), bytes: statSync(path).size, rows: await countRows(path) };
+  return { sha256: hash.digest('hex'), bytes: statSync(path).size };
+}
+
+export async function describeFile(root: string, path: string): Promise<ManifestFile> {
+  const { sha256, bytes } = await hashFile(path);
+  return { path: relative(root, path).split(sep).join('/'), sha256, bytes, rows: await countRows(path) };
 }
 
 /** Every file of a dataset directory: all regular files except the manifest, outside hidden (staging) directories. */

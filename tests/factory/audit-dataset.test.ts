@@ -33,8 +33,20 @@ describe('audit', () => {
     const report = await auditDataset(pristine, { sample: 10 });
     assert.deepEqual(reasons(report), []);
     assert.equal(report.ok, true);
+    assert.equal(report.checks.columnar, 0, 'the Arrow and Parquet copies hold the records of episodes.jsonl');
     assert.equal(report.sampled.length, 10);
     assert.deepEqual(report.sampled, (await auditDataset(pristine, { sample: 10 })).sampled, 'the sample is deterministic');
+  });
+
+  it('with full, reproduces every record in file order, and reports where it is', async () => {
+    const stages: string[] = [];
+    const report = await auditDataset(pristine, { full: true, onProgress: (progress) => stages.push(progress.stage === 'reproduction' ? `reproduction ${progress.done}/${progress.total}` : progress.stage) });
+    assert.deepEqual(reasons(report), []);
+    assert.equal(report.full, true);
+    assert.deepEqual(report.sampled, rows(pristine).map((line) => (JSON.parse(line) as EpisodeRecord).record_id));
+    assert.deepEqual(stages.slice(0, 2), ['records', 'manifest']);
+    assert.equal(stages.at(-1), `reproduction ${report.records}/${report.records}`);
+    await assert.rejects(auditDataset(pristine, { full: true, sample: 3 }), /--full reproduces every record/);
   });
 
   it('catches an edited record: the manifest hash, and the record no longer reproduces', async () => {

@@ -1,0 +1,163 @@
+// Owns the audit's columnar check: episodes.arrow and episodes.parquet are
+// derived from episodes.jsonl, so each must hold exactly its records, row for
+// row and column for column. The JSONL is read line by line and every copy
+// batch by batch, all in one pass, so memory stays flat however big the
+// dataset; the manifest is not trusted for any of it.
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RecordBatch } from 'apache-arrow';
+import { recordToRow } from '../records/arrow-schema.js';
+import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
+import { readColumnarBatches, recordIdAt, rowDifference, schemaDifferences, type ExpectedRow } from '../records/columnar-rows.js';
+import type { EpisodeRecord } from '../records/episode-record.js';
+import { readLines } from '../records/jsonl.js';
+import type { Finding } from './audit-checks.js';
+import { EPISODES_FILE } from './dataset-reader.js';
+
+/** Rows named one by one per copy; past this, one finding counts the rest. */
+export const MAX_ROW_FINDINGS = 20;
+
+export interface ColumnarProgress {
+  files: string[];
+  /** JSONL rows compared so far. */
+  rows: number;
+}
+
+interface JsonlRow {
+  line: number;
+  recordId?: string;
+  /** Undefined for a line that is not a record (the lines check names it); its row is then not compared. */
+  expected?: ExpectedRow;
+}
+
+/** The rows a copy is written from: every whole, non-blank line, as the writer reads them. */
+async function* jsonlRows(path: string): AsyncGenerator<JsonlRow> {
+  for await (const line of readLines(path)) {
+    if (!line.terminated || line.text.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line.text);
+    } catch {
+      yield { line: line.line };
+      continue;
+    }
+    const recordId = typeof (value as { record_id?: unknown })?.record_id === 'string' ? (value as { record_id: string }).record_id : undefined;
+    try {
+      yield { line: line.line, recordId, expected: recordToRow(value as EpisodeRecord) };
+    } catch {
+      yield { line: line.line, recordId };
+    }
+  }
+}
+
+/** One copy being read alongside the JSONL: its batches, the position in them, and what it found. */
+class CopyCursor {
+  readonly findings: Finding[] = [];
+  /** Rows read from the copy. */
+  row = 0;
+  differing = 0;
+  /** Why the copy has no more rows to give: its end, a place it stops decoding, or columns that are not the record's. */
+  stopped: 'end' | 'decode' | 'schema' | undefined;
+  private batch: RecordBatch | undefined;
+  private index = 0;
+  private readonly batches: AsyncGenerator<RecordBatch>;
+
+  constructor(readonly file: string, path: string) {
+    this.batches = readColumnarBatches(path);
+  }
+
+  private found(where: string, reason: string): void {
+    this.findings.push({ check: 'columnar', where, reason });
+  }
+
+  /** The next row of the copy, or undefined at its end or where it stops decoding (a finding, and the cursor is done). */
+  async next(): Promise<{ batch: RecordBatch; index: number } | undefined> {
+    if (this.stopped) return undefined;
+    while (!this.batch || this.index >= this.batch.numRows) {
+      let step: IteratorResult<RecordBatch>;
+      try {
+        step = await this.batches.next();
+      } catch (error) {
+        this.found(this.file, `does not decode after row ${this.row}: ${(error as Error).message}`);
+        this.stopped = 'decode';
+        return undefined;
+      }
+      if (step.done) {
+        this.stopped = 'end';
+        return undefined;
+      }
+      if (this.row === 0 && !this.batch) {
+        const problems = schemaDifferences(step.value.schema.fields);
+        if (problems.length > 0) {
+          for (const problem of problems) this.found(this.file, `${problem}: not a copy of ${EPISODES_FILE}'s records`);
+          this.stopped = 'schema';
+          return undefined;
+        }
+      }
+      this.batch = step.value;
+      this.index = 0;
+    }
+    this.row++;
+    return { batch: this.batch, index: this.index++ };
+  }
+
+  compare(at: { batch: RecordBatch; index: number }, source: JsonlRow): void {
+    if (!source.expected) return;
+    const difference = rowDifference(at.batch, at.index, source.expected);
+    if (!difference) return;
+    this.differing++;
+    if (this.differing > MAX_ROW_FINDINGS) return;
+    const id = source.recordId ?? '(no record_id)';
+    this.found(
+      `${this.file} row ${this.row - 1} (${id})`,
+      `column ${difference.column} differs from ${EPISODES_FILE}:${source.line}: ${difference.actual} here, ${difference.expected} in ${EPISODES_FILE}`,
+    );
+  }
+
+  /** After the JSONL ended: rows the copy lacks, or has beyond it. */
+  async finish(jsonlRows: number, firstMissing: JsonlRow | undefined): Promise<void> {
+    if (this.differing > MAX_ROW_FINDINGS) {
+      this.found(this.file, `${this.differing - MAX_ROW_FINDINGS} more rows differ from ${EPISODES_FILE} (${this.differing} in all; the first ${MAX_ROW_FINDINGS} are named above)`);
+    }
+    if (this.stopped === 'end' && firstMissing) {
+      this.found(`${this.file} row ${this.row}`, `the copy ends after ${this.row} rows, ${EPISODES_FILE} has ${jsonlRows}: records from line ${firstMissing.line} (${firstMissing.recordId ?? 'no record_id'}) on are missing`);
+    }
+    if (this.stopped) return;
+    const first = await this.next();
+    if (!first) return;
+    const start = this.row - 1;
+    const id = recordIdAt(first.batch, first.index);
+    while (await this.next());
+    if (this.stopped === 'decode') return;
+    this.found(`${this.file} row ${start}${id ? ` (${id})` : ''}`, `the copy has ${this.row - start} more row${this.row - start === 1 ? '' : 's'} than ${EPISODES_FILE} (${this.row} against ${jsonlRows}): records that are not in ${EPISODES_FILE}`);
+  }
+}
+
+/**
+ * Compares every columnar copy present in `dir` with its episodes.jsonl, row
+ * for row. A copy that is absent is not this check's business (the manifest
+ * check names a listed file that is missing).
+ */
+export async function checkColumnarCopies(dir: string, options: { onProgress?: (progress: ColumnarProgress) => void } = {}): Promise<Finding[]> {
+  const files = [ARROW_FILE, PARQUET_FILE].filter((file) => existsSync(join(dir, file)));
+  if (files.length === 0) return [];
+  const cursors = files.map((file) => new CopyCursor(file, join(dir, file)));
+  let rows = 0;
+  const firstMissing = new Map<CopyCursor, JsonlRow>();
+  for await (const source of jsonlRows(join(dir, EPISODES_FILE))) {
+    rows++;
+    for (const cursor of cursors) {
+      const at = await cursor.next();
+      if (at) cursor.compare(at, source);
+      else if (!firstMissing.has(cursor)) firstMissing.set(cursor, source);
+    }
+    if (rows % 1000 === 0) options.onProgress?.({ files, rows });
+  }
+  const findings: Finding[] = [];
+  for (const cursor of cursors) {
+    await cursor.finish(rows, firstMissing.get(cursor));
+    findings.push(...cursor.findings);
+  }
+  return findings;
+}
