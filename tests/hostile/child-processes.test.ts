@@ -2,7 +2,7 @@
 // leaves behind. The proxy runs in front of a tiny MCP server that reports the
 // names of its environment, driven by the real SDK client, with the operator's
 // secrets in the proxy's own environment: none may reach the server unless
-// --pass-env names it.
+// --pass-env names it. Without --log the proxy writes no file at all.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -117,6 +117,45 @@ describe('hostile: the environment of child processes', () => {
     });
     assert.equal(result.status, 2);
     assert.match(result.stderr, /--pass-env "A=B" is not an environment variable name — fix: /);
+  });
+});
+
+describe('hostile: files the proxy leaves behind', () => {
+  it('writes no fault log without --log, and the log to FILE with --log FILE', { timeout: 60_000 }, async () => {
+    const directory = temporaryDirectory('ef-hostile-log-');
+    const elsewhere = temporaryDirectory('ef-hostile-log-');
+    const plan = join(elsewhere, 'plan.json');
+    writeFileSync(plan, JSON.stringify({ faults: [{ id: 'busy', kind: 'tool_error', calls: [1] }] }));
+    const session = async (extra: string[]) => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'proxy', '--faults', plan, ...extra, '--', process.execPath, '--import', TSX, ENVIRONMENT_SERVER],
+        cwd: directory,
+        stderr: 'pipe',
+      });
+      let stderr = '';
+      transport.stderr?.on('data', (chunk) => (stderr += String(chunk)));
+      const client = new Client({ name: 'hostile-log', version: '1' });
+      await client.connect(transport);
+      try {
+        const result = await client.callTool({ name: 'environment', arguments: {} });
+        assert.equal(result.isError, true, 'the planned fault fired');
+      } finally {
+        await client.close();
+      }
+      for (let waited = 0; waited < 5_000 && !/session ended/.test(stderr); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      return stderr;
+    };
+    const quiet = await session([]);
+    assert.deepEqual(readdirSync(directory), [], 'no file in the working directory');
+    assert.match(quiet, /fault tool_error \(busy\) on environment/);
+    assert.match(quiet, /session ended \(client_closed\); 1 fault fired\n/);
+    const log = join(elsewhere, 'faults.jsonl');
+    const logged = await session(['--log', log]);
+    assert.match(logged, /1 fault fired, logged to /);
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    assert.deepEqual(lines.map((entry) => [entry.kind, entry.fault, entry.tool]), [['tool_error', 'busy', 'environment']]);
+    assert.deepEqual(readdirSync(directory), [], 'still no file in the working directory');
   });
 });
 
