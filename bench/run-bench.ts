@@ -24,6 +24,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { childEnvironment } from '../src/core/child-environment.js';
 import { generateDataset } from '../src/factory/generate-dataset.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
 import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../src/records/columnar-files.js';
@@ -87,7 +88,7 @@ async function measureFactory(episodes: number, workerCount: number) {
 
 function runChild(args: string[]): Promise<{ status: number; max_rss_bytes: number; wall_seconds: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'peak-rss-run.ts'), ...args], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'peak-rss-run.ts'), ...args], { cwd: REPO, env: childEnvironment(process.env).env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += String(chunk)));
     child.once('error', reject);

@@ -3,6 +3,7 @@
 
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { childEnvironment } from '../src/core/child-environment.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -17,6 +18,7 @@ export async function launchChromium(): Promise<Browser> {
   // The flags keep Chromium from calling home: the network here is closed, and the report must not need it.
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
+    env: childEnvironment(process.env).env,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }

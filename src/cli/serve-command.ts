@@ -22,6 +22,7 @@ interface ServeFlags {
   stdio?: boolean;
   http?: string;
   dumpState?: string | boolean;
+  allowOrigin?: string[];
 }
 
 export function registerServe(program: Command, streams: Streams, setExit: (status: number) => void): void {
@@ -32,14 +33,18 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
       'Serve one world as a standalone MCP server, built from --seed exactly as a lane\'s episode with that seed builds ' +
         'it, so any MCP client (an IDE, the MCP Inspector, a model harness) can use it. Stdio by default (stdout ' +
         'carries only MCP messages; notes go to stderr); --http PORT serves Streamable HTTP at ' +
-        'http://127.0.0.1:PORT/mcp on loopback only (0 picks a free port; the URL is printed on stderr). Runs until ' +
-        'the client closes stdin (stdio) or Ctrl-C / SIGTERM.',
+        'http://127.0.0.1:PORT/mcp on loopback only (0 picks a free port; the URL is printed on stderr), with ' +
+        'DNS-rebinding protection (the Host header must be 127.0.0.1:PORT or localhost:PORT). Over HTTP a request ' +
+        'that carries an Origin header (a web page in a browser) is refused with 403 unless --allow-origin names that ' +
+        'origin; clients that send no Origin (the MCP SDK\'s clients, curl) are served. Runs until the ' +
+        'client closes stdin (stdio) or Ctrl-C / SIGTERM.',
     )
     .argument('<world>', 'a world name: issues, files, calendar, shop, tasks')
     .option('--seed <n>', 'the seed the world is built from', '0')
     .option('--config <json>', 'the world config a lane would give in world.config, as JSON')
     .option('--stdio', 'serve on stdin/stdout (the default)')
     .option('--http <port>', 'serve Streamable HTTP on 127.0.0.1:PORT')
+    .option('--allow-origin <origin>', 'with --http: let web pages from ORIGIN (scheme://host[:port]) call the server, with CORS headers (repeatable)', collect)
     .option('--dump-state [file]', 'on exit, write the world\'s final snapshot as JSON to FILE (default: stderr for stdio, stdout for HTTP)')
     .addHelpText(
       'after',
@@ -51,6 +56,10 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
       if (flags.stdio && flags.http !== undefined) throw new FactoryError('usage', '--stdio and --http are two transports; pick one', { fix: 'drop one of them' });
       if (!/^[0-9]{1,9}$/.test(flags.seed)) throw new FactoryError('usage', `--seed "${flags.seed}" is not a whole number`, { fix: 'pass --seed 0, --seed 17, ...' });
       const port = flags.http === undefined ? undefined : parsePort(flags.http);
+      if (flags.allowOrigin !== undefined && port === undefined) {
+        throw new FactoryError('usage', '--allow-origin applies to --http only (stdio has no origins)', { fix: 'add --http PORT, or drop --allow-origin' });
+      }
+      const allowedOrigins = (flags.allowOrigin ?? []).map(parseOrigin);
       const world = getWorld(name);
       const config = parseConfig(flags.config, world.configSchema, name);
       const seed = Number(flags.seed);
@@ -70,12 +79,14 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
         } else {
           const host = await hostWorldOverHttp(instance, {
             port,
+            allowedOrigins,
             onProblem: (message) => streams.stderr.write(`episode-factory serve: ${message}\n`),
           }).catch((error: NodeJS.ErrnoException) => {
             throw new FactoryError('usage', `cannot listen on 127.0.0.1:${port}: ${error.code ?? error.message}`, {
               fix: error.code === 'EADDRINUSE' ? 'pick another port, or --http 0 for a free one' : 'pick a port between 1024 and 65535',
             });
           });
+          if (allowedOrigins.length > 0) streams.stderr.write(`episode-factory serve: web pages from ${allowedOrigins.join(', ')} may call it\n`);
           streams.stderr.write(`episode-factory serve: ${about}, at ${host.url} (Ctrl-C to stop)\n`);
           await stopped;
           await host.close();
@@ -98,6 +109,27 @@ function parsePort(text: string): number {
   const port = Number(text);
   if (!/^[0-9]{1,5}$/.test(text) || port > 65535) throw new FactoryError('usage', `--http "${text}" is not a port`, { fix: 'pass a port such as --http 8931, or --http 0 for a free one' });
   return port;
+}
+
+/** An --allow-origin value as browsers send it in the Origin header: `scheme://host[:port]` (lower case, default port dropped), or `null`. */
+function parseOrigin(text: string): string {
+  if (text === 'null') return text;
+  const match = /^([a-z][a-z0-9+.-]*):\/\/([^/?#@\s]+)\/?$/i.exec(text);
+  let origin: string | undefined;
+  try {
+    origin = match ? new URL(text).origin : undefined;
+  } catch {
+    origin = undefined;
+  }
+  if (!match || origin === undefined) {
+    throw new FactoryError('usage', `--allow-origin "${text}" is not an origin`, { fix: 'pass scheme://host[:port] with no path, e.g. --allow-origin http://localhost:5173' });
+  }
+  // Node gives non-web schemes (chrome-extension://...) an opaque origin; browsers send them as written.
+  return origin !== 'null' ? origin : `${match[1]!.toLowerCase()}://${match[2]}`;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
 }
 
 function parseConfig(text: string | undefined, schema: JsonObject, world: string): JsonObject {

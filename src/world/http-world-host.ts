@@ -1,7 +1,10 @@
 // Owns serving one live world over MCP Streamable HTTP on loopback, for any
 // MCP client outside the factory. Every client session gets its own SDK
 // `Server` (a server connects to one transport), all bound to the same world
-// state, so a change one client makes is what the next one reads.
+// state, so a change one client makes is what the next one reads. Browsers
+// are held off: a request carrying an `Origin` the operator did not allow is
+// refused before it reaches any session (a web page must not drive a world on
+// the operator's machine), and the Host header is checked against loopback.
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
@@ -34,7 +37,19 @@ export interface HttpHostOptions {
   onProblem?: (message: string) => void;
   /** Close a session after this long without a request; default DEFAULT_SESSION_IDLE_MS. */
   sessionIdleMs?: number;
+  /**
+   * Browser origins (`scheme://host[:port]`, or `null`) whose pages may call the server, answered with CORS headers.
+   * A request with any other Origin gets 403; a request with no Origin (a non-browser client) is served.
+   */
+  allowedOrigins?: readonly string[];
 }
+
+/** How the operator allows an origin (the `serve` flag), named in the 403 body. */
+const ALLOW_ORIGIN_FLAG = '--allow-origin';
+
+/** Request headers a browser page's MCP client sends, and response headers it must read. */
+const CORS_ALLOW_HEADERS = 'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
+const CORS_EXPOSE_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -43,6 +58,7 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
   const lastSeen = new Map<string, number>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   let allowedHosts: string[] = [];
+  const allowedOrigins = new Set(options.allowedOrigins ?? []);
   // Idle expiry is operational housekeeping, never part of a record, so the wall clock is fine here.
   const sweeper = setInterval(() => {
     const now = performance.now();
@@ -58,6 +74,21 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
   sweeper.unref();
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const origin = headerValue(request.headers.origin);
+    if (origin !== undefined) {
+      if (!allowedOrigins.has(origin)) {
+        options.onProblem?.(`refused a ${request.method} request from origin ${origin} (not allowed; ${ALLOW_ORIGIN_FLAG} ${origin} allows it)`);
+        return sendJsonRpcError(
+          response,
+          403,
+          -32000,
+          `Forbidden: cross-origin request from ${origin}; this server answers browser pages only from origins allowed with ${ALLOW_ORIGIN_FLAG} ORIGIN (restart it with ${ALLOW_ORIGIN_FLAG} ${origin} if that page is yours)`,
+        );
+      }
+      response.setHeader('Access-Control-Allow-Origin', origin);
+      response.setHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+      response.setHeader('Vary', 'Origin');
+    }
     const path = (request.url ?? '/').split('?')[0];
     if (path !== MCP_PATH) return sendJsonRpcError(response, 404, -32000, `Not found: the MCP endpoint is ${MCP_PATH}`);
     const sessionId = headerValue(request.headers['mcp-session-id']);
@@ -88,9 +119,10 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
           transports.delete(id);
           lastSeen.delete(id);
         },
-        // Loopback only, and no DNS-rebinding from a web page.
+        // Loopback only, and no DNS-rebinding from a web page; the SDK checks the Origin again.
         enableDnsRebindingProtection: true,
         allowedHosts,
+        allowedOrigins: [...allowedOrigins],
       });
       transport.onclose = () => {
         if (transport.sessionId) {
@@ -101,6 +133,15 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
       transport.onerror = (error) => options.onProblem?.(`session ${transport.sessionId ?? '(new)'}: ${error.message}`);
       await createWorldServer(instance).connect(transport);
       return transport.handleRequest(request, response, body);
+    }
+    if (request.method === 'OPTIONS' && origin !== undefined) {
+      // A CORS preflight from an allowed origin.
+      response.writeHead(204, {
+        'Access-Control-Allow-Methods': 'GET, POST, DELETE',
+        'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+        'Access-Control-Max-Age': '600',
+      });
+      return void response.end();
     }
     if (request.method === 'GET' || request.method === 'DELETE') {
       const transport = sessionId === undefined ? undefined : transports.get(sessionId);
@@ -127,6 +168,8 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
   });
   const port = (server.address() as AddressInfo).port;
   allowedHosts = [`${LOOPBACK}:${port}`, `localhost:${port}`];
+  // The server's own origins are not cross-origin.
+  for (const host of allowedHosts) allowedOrigins.add(`http://${host}`);
 
   return {
     url: `http://${LOOPBACK}:${port}${MCP_PATH}`,

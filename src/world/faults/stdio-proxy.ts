@@ -1,12 +1,14 @@
 // Owns the standalone fault proxy: it starts any MCP server as a stdio
 // subprocess and serves it on its own stdin/stdout with a fault plan applied,
-// so any MCP client can be chaos-tested against any server. Every fired fault
-// is handed to the log as it happens. Nothing but protocol messages ever goes
-// to stdout; diagnostics go to stderr.
+// so any MCP client can be chaos-tested against any server, in an environment
+// the caller stripped of secrets (core/child-environment). Every fired fault is
+// handed to the log as it happens. Nothing but protocol messages ever goes to
+// stdout; diagnostics go to stderr.
 
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Readable, Writable } from 'node:stream';
+import type { ChildEnvironment } from '../../core/child-environment.js';
 import { substream } from '../../core/random.js';
 import type { FaultPlan } from './fault-plan.js';
 import { FaultLayer, type CloseReason } from './fault-layer.js';
@@ -19,7 +21,8 @@ export interface ProxyOptions {
   seed: number;
   command: string;
   args: string[];
-  env: Record<string, string>;
+  /** The server's whole environment, from `childEnvironment` (the SDK adds only HOME, LOGNAME, PATH, SHELL, TERM and USER when they are missing). */
+  env: ChildEnvironment;
   /** Receives each fired fault as a log entry, the moment it fires. */
   log: (entry: Record<string, unknown>) => void;
   input: Readable;
