@@ -11,9 +11,10 @@ export type ErrorCode =
   | 'world_unknown'
   | 'dataset_not_found'
   | 'dataset_corrupt'
-  | 'model_unavailable';
+  | 'model_unavailable'
+  | 'card_not_publishable';
 
-/** Every code is a usage or precondition problem today; a check failure is reported as data, not thrown. */
+/** A check that stops a command (a card not fit to publish) is 1; every other code is a usage or precondition problem. */
 const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   usage: 2,
   lane_not_found: 2,
@@ -23,6 +24,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   dataset_not_found: 2,
   dataset_corrupt: 2,
   model_unavailable: 2,
+  card_not_publishable: 1,
 };
 
 export interface Problem {

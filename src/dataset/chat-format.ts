@@ -3,14 +3,29 @@
 // schemas as `tools`), converted from records. Every message has the same
 // keys (null where a key does not apply), so a loader infers one type for the
 // column instead of giving up on mixed shapes.
+//
+// Tool-call arguments come in two forms, because chat templates disagree:
+// "string" is the OpenAI wire shape (a JSON-encoded string, exactly as the
+// policy emitted it), which templates that print the arguments verbatim need
+// (DeepSeek-V3); "object" is the parsed JSON object, which templates that
+// apply `tojson` to the arguments need (Qwen2.5, Llama 3.1, gpt-oss), since a
+// string there comes out encoded twice.
 
+import { isJsonObject, type JsonObject } from '../core/json-value.js';
 import type { RecordMessage, RecordTool } from '../records/episode-record.js';
+
+export const ARGUMENT_FORMS = ['string', 'object'] as const;
+export type ArgumentsForm = (typeof ARGUMENT_FORMS)[number];
 
 export interface ChatToolCall {
   id: string;
   type: 'function';
-  /** `arguments` is a JSON-encoded string, as the OpenAI format has it (and as the policy emitted it). */
-  function: { name: string; arguments: string };
+  /**
+   * A JSON-encoded string in the "string" form; in the "object" form the
+   * parsed object, or, when the policy emitted something that is not a JSON
+   * object (a model's malformed call), that text unchanged.
+   */
+  function: { name: string; arguments: string | JsonObject };
 }
 
 export interface ChatMessage {
@@ -30,13 +45,25 @@ function chat(role: ChatMessage['role'], content: string, extra: Partial<Pick<Ch
   return { role, content, tool_calls: extra.tool_calls ?? null, tool_call_id: extra.tool_call_id ?? null, name: extra.name ?? null };
 }
 
-export function toChatMessage(message: RecordMessage): ChatMessage {
+/** The arguments in the asked-for form; text that is not a JSON object stays text, so nothing the policy emitted is repaired. */
+export function chatArguments(text: string, form: ArgumentsForm): ChatToolCall['function']['arguments'] {
+  if (form === 'string') return text;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  return isJsonObject(value) ? value : text;
+}
+
+export function toChatMessage(message: RecordMessage, form: ArgumentsForm = 'string'): ChatMessage {
   switch (message.role) {
     case 'system':
     case 'user':
       return chat(message.role, message.content);
     case 'assistant': {
-      const calls = message.tool_calls?.map((call): ChatToolCall => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+      const calls = message.tool_calls?.map((call): ChatToolCall => ({ id: call.id, type: 'function', function: { name: call.name, arguments: chatArguments(call.arguments, form) } }));
       return chat('assistant', message.content, calls ? { tool_calls: calls } : {});
     }
     case 'tool':
@@ -47,8 +74,15 @@ export function toChatMessage(message: RecordMessage): ChatMessage {
   }
 }
 
-export function toChatMessages(messages: readonly RecordMessage[]): ChatMessage[] {
-  return messages.map(toChatMessage);
+export function toChatMessages(messages: readonly RecordMessage[], form: ArgumentsForm = 'string'): ChatMessage[] {
+  return messages.map((message) => toChatMessage(message, form));
+}
+
+/** Calls whose arguments stayed text in the "object" form: the policy emitted something that is not a JSON object. */
+export function textArguments(messages: readonly ChatMessage[]): number {
+  let count = 0;
+  for (const message of messages) for (const call of message.tool_calls ?? []) if (typeof call.function.arguments === 'string') count++;
+  return count;
 }
 
 export function toChatTool(tool: RecordTool): ChatTool {

@@ -5,15 +5,18 @@
 // number in it is one the data holds and regenerating it gives the same bytes.
 
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { basename, isAbsolute, join, resolve } from 'node:path';
-import { FactoryError, errorMessage } from '../core/errors.js';
+import { basename, join, resolve } from 'node:path';
+import { FactoryError } from '../core/errors.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { type Dataset, type DatasetProblem, EPISODES_FILE, readDataset } from './dataset-reader.js';
 import { binLabel, compareKeys, computeStats, type DatasetStats, type Distribution } from './dataset-stats.js';
 import { SPLIT_FILE, SPLIT_FORMAT } from './dataset-split.js';
+import { type CardSplit, readSplitLayout, type SplitLayout } from './split-layout.js';
+import { type ExportFacts, readExports } from './export-configs.js';
+import { exportFeatures, featureLines } from './export-features.js';
 import { formatRate, type Rate } from './wilson-interval.js';
 
-export { SPLIT_FILE, SPLIT_FORMAT };
+export { SPLIT_FILE, SPLIT_FORMAT, readSplitLayout, type CardSplit, type SplitLayout };
 export const CARD_FILE = 'README.md';
 /** Hugging Face's value for "a license not in the list"; the card tells the user to set a real one. */
 const PLACEHOLDER_LICENSE = 'other';
@@ -32,23 +35,14 @@ const KNOWN_FILES: readonly (readonly [string, string])[] = [
   ['dropped.jsonl', 'records dedup dropped, each with the reason and the record it duplicates (not training data)'],
   ['dedup.json', 'the dedup settings and counts'],
   ['report.html', 'the HTML report: overview, plots and an episode viewer (`episode-factory report`); open it in a browser'],
+  ['sft/', 'SFT rows, one file per split (`episode-factory export sft`; the `sft` config when current, see Training exports)'],
+  ['dpo/', 'DPO pairs, one file per split (`episode-factory export dpo`; the `dpo` config when current, see Training exports)'],
   [MANIFEST_FILE, 'every file with its sha256, size and row count'],
   [TRACES_DIR + '/', 'one trace per record: generation, replay and verification events, with wall-clock timings'],
 ];
 
 const TAGS = ['tool-use', 'mcp', 'agents', 'synthetic', 'sft', 'dpo'];
-
-export interface CardSplit {
-  name: string;
-  path: string;
-  rows: number;
-  tasks?: string[];
-}
-
-export interface SplitLayout {
-  test_fraction: number | null;
-  splits: CardSplit[];
-}
+const DEFAULT_TASK_CATEGORIES = ['text-generation'];
 
 export interface CardLane {
   name: string;
@@ -95,8 +89,17 @@ export interface DatasetCardInput {
   verified_by: Record<string, number>;
   /** Commands from the first record's lineage, to show how one record is regenerated and replayed. */
   example: { record_id: string; generate_command: string; replay_command: string } | null;
-  /** A license id to put in the front matter instead of the placeholder. */
+  /** A license id to put in the front matter instead of the placeholder (only a draft has none). */
   license?: string;
+  /** With license "other": its short id and where its text is. */
+  license_name?: string;
+  license_link?: string;
+  /** Where the license came from, for the card's License section: "lane <name>" or "--license". */
+  license_source?: string;
+  /** From the lanes' dataset_card; default text-generation. */
+  task_categories?: string[];
+  /** The exports present and current (export sft/dpo into the directory): each is a config. */
+  exports?: ExportFacts[];
 }
 
 function sortedUnique(values: Iterable<string>): string[] {
@@ -157,52 +160,6 @@ function describeRecords(records: readonly EpisodeRecord[]): Pick<
         }
       : null,
   };
-}
-
-function splitProblem(dir: string, reason: string): FactoryError {
-  return new FactoryError('dataset_not_found', `${join(dir, SPLIT_FILE)} is not a usable split layout: ${reason}`, {
-    fix: `rerun \`episode-factory split ${dir}\`, or delete ${SPLIT_FILE} to describe episodes.jsonl as the only split`,
-  });
-}
-
-/** Train first and test last, as readers expect; any other split between, by name. */
-function splitOrder(name: string): number {
-  return name === 'train' ? 0 : name === 'validation' ? 1 : name === 'test' ? 3 : 2;
-}
-
-/**
- * Reads dir/split.json when there is one. A layout that names a missing file
- * is refused rather than ignored: the card would send loaders to it.
- */
-export function readSplitLayout(dir: string): SplitLayout | null {
-  const path = join(dir, SPLIT_FILE);
-  if (!existsSync(path)) return null;
-  let document: unknown;
-  try {
-    document = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw splitProblem(dir, `not valid JSON (${errorMessage(error)})`);
-  }
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) throw splitProblem(dir, 'not a JSON object');
-  const layout = document as { format?: unknown; test_fraction?: unknown; splits?: unknown };
-  if (layout.format !== SPLIT_FORMAT) throw splitProblem(dir, `format is ${JSON.stringify(layout.format)}, expected "${SPLIT_FORMAT}"`);
-  if (typeof layout.splits !== 'object' || layout.splits === null || Array.isArray(layout.splits)) throw splitProblem(dir, '"splits" is not an object');
-  const splits: CardSplit[] = [];
-  for (const [name, value] of Object.entries(layout.splits as Record<string, unknown>)) {
-    const split = value as { path?: unknown; rows?: unknown; tasks?: unknown } | null;
-    if (typeof split !== 'object' || split === null) throw splitProblem(dir, `split "${name}" is not an object`);
-    if (typeof split.path !== 'string' || split.path === '' || isAbsolute(split.path) || split.path.split(/[\\/]/).includes('..')) {
-      throw splitProblem(dir, `split "${name}" needs a "path" inside the directory`);
-    }
-    if (typeof split.rows !== 'number' || !Number.isInteger(split.rows) || split.rows < 0) throw splitProblem(dir, `split "${name}" needs an integer "rows"`);
-    if (!existsSync(join(dir, split.path))) throw splitProblem(dir, `split "${name}" names ${split.path}, which is not there`);
-    const entry: CardSplit = { name, path: split.path, rows: split.rows };
-    if (Array.isArray(split.tasks)) entry.tasks = sortedUnique(split.tasks.map(String));
-    splits.push(entry);
-  }
-  if (splits.length === 0) throw splitProblem(dir, 'it names no split');
-  splits.sort((left, right) => splitOrder(left.name) - splitOrder(right.name) || compareKeys(left.name, right.name));
-  return { test_fraction: typeof layout.test_fraction === 'number' ? layout.test_fraction : null, splits };
 }
 
 /** The known files present, in KNOWN_FILES order, plus split files, so the card never describes what is not there. */
@@ -313,17 +270,27 @@ function frontMatter(input: DatasetCardInput): string {
     '# Generated by `episode-factory card` from the records in this directory: regenerate it, do not edit it.',
   ];
   if (input.license === undefined) {
-    lines.push('# license: "other" is a placeholder. Set the real license before publishing: episode-factory card DIR --license <id>.');
+    lines.push('# A DRAFT: license "other" is a placeholder. Set the real one in the lane ("dataset_card": {"license": "<id>"}) or with --license <id>, then regenerate.');
   }
   lines.push(`license: ${yamlScalar(license)}`);
   if (input.license === undefined) lines.push('license_name: set-before-publishing');
+  if (input.license !== undefined && input.license_name !== undefined) lines.push(`license_name: ${yamlScalar(input.license_name)}`);
+  if (input.license !== undefined && input.license_link !== undefined) lines.push(`license_link: ${yamlScalar(input.license_link)}`);
   lines.push(`pretty_name: ${yamlScalar(`episode-factory: ${input.name}`)}`);
   lines.push('language:', '- en');
   lines.push('tags:', ...TAGS.map((tag) => `- ${yamlScalar(tag)}`));
-  lines.push('task_categories:', '- text-generation');
+  lines.push('task_categories:', ...(input.task_categories ?? DEFAULT_TASK_CATEGORIES).map((category) => `- ${yamlScalar(category)}`));
   lines.push('size_categories:', `- ${yamlScalar(sizeCategory(input.stats.records))}`);
   lines.push('configs:', '- config_name: default', '  data_files:');
   for (const split of configSplits(input)) lines.push(`  - split: ${yamlScalar(split.name)}`, `    path: ${yamlScalar(split.path)}`);
+  for (const facts of input.exports ?? []) {
+    lines.push(`- config_name: ${facts.config}`, '  data_files:');
+    for (const split of facts.splits) lines.push(`  - split: ${yamlScalar(split.name)}`, `    path: ${yamlScalar(split.path)}`);
+  }
+  if ((input.exports ?? []).length > 0) {
+    lines.push('dataset_info:');
+    for (const facts of input.exports ?? []) lines.push(`- config_name: ${facts.config}`, '  features:', ...featureLines(exportFeatures(facts), '  '));
+  }
   lines.push('---');
   return lines.join('\n') + '\n';
 }
@@ -398,6 +365,39 @@ function filesSection(input: DatasetCardInput): string {
     text += `There is no \`${SPLIT_FILE}\`, so \`${EPISODES_FILE}\` is the train split. Tasks repeat across seeds: split by task to measure generalisation.\n`;
   }
   return text;
+}
+
+function exportsSection(input: DatasetCardInput): string {
+  const exports = input.exports ?? [];
+  if (exports.length === 0) {
+    return '## Training exports\n\nNone yet: `episode-factory export sft DIR` and `episode-factory export dpo DIR` write SFT rows and DPO pairs into this directory, and regenerating this card lists them as the configs `sft` and `dpo`.\n';
+  }
+  const rows = exports.flatMap((facts) =>
+    facts.splits.map((split) => [code(facts.config), split.name, code(split.path), String(split.rows), facts.arguments === 'object' ? 'JSON objects' : 'JSON-encoded strings']),
+  );
+  const forms = new Set(exports.map((facts) => facts.arguments));
+  const python = ['```python', 'from datasets import load_dataset  # datasets >= 4.7, for the Json feature', ''];
+  for (const facts of exports) python.push(`${facts.config} = load_dataset("path/to/${input.name}", ${JSON.stringify(facts.config)})  # this directory, or its Hub id`);
+  python.push('```');
+  const argumentsText = [...forms]
+    .map((form) =>
+      form === 'object'
+        ? 'as JSON objects, for chat templates that apply `tojson` to them (Qwen2.5, Llama 3.1, gpt-oss: a string there is encoded twice)'
+        : 'as JSON-encoded strings, the OpenAI wire shape, for OpenAI-format trainers and templates that print them verbatim (DeepSeek-V3)',
+    )
+    .join('; elsewhere ');
+  return (
+    '## Training exports\n\n' +
+    markdownTable(['config', 'split', 'file', 'rows', 'tool-call arguments'], rows) +
+    '\n' +
+    'Rows are in the conversational form TRL\'s `SFTTrainer` and `DPOTrainer` read: `messages` (SFT) or `prompt`, `chosen` and ' +
+    '`rejected` (DPO), each message `{role, content, tool_calls, tool_call_id, name}`, plus `tools`, the function schemas the ' +
+    `model could call. Tool-call arguments are written ${argumentsText}. ` +
+    'Tool schemas (and object arguments) are declared with the `Json` feature in `dataset_info` above, so they load exactly ' +
+    'as written instead of being merged into one struct whose missing keys come back as `null`.\n\n' +
+    python.join('\n') +
+    '\n'
+  );
 }
 
 function schemaSection(input: DatasetCardInput): string {
@@ -631,9 +631,11 @@ function kinds(stats: DatasetStats): number {
 }
 
 function licenseSection(input: DatasetCardInput): string {
-  return input.license === undefined
-    ? '## License\n\nNot set: the front matter says `license: other` as a placeholder. Choose a license before publishing and regenerate with `episode-factory card DIR --license <id>`.\n'
-    : `## License\n\n\`${input.license}\`.\n`;
+  if (input.license === undefined) {
+    return '## License\n\nNot set: this card is a draft and the front matter says `license: other` as a placeholder. Set `"dataset_card": {"license": "<id>"}` in the lane (or pass `--license <id>`) and regenerate with `episode-factory card DIR` before publishing.\n';
+  }
+  const name = input.license_name !== undefined ? ` (${code(input.license_name)}${input.license_link !== undefined ? `, ${input.license_link}` : ''})` : '';
+  return `## License\n\n${code(input.license)}${name}${input.license_source ? `, as ${input.license_source} sets it` : ''}.\n`;
 }
 
 /** The whole README.md; a pure function of its input. */
@@ -643,6 +645,7 @@ export function renderDatasetCard(input: DatasetCardInput): string {
     introduction(input),
     purpose(input),
     filesSection(input),
+    exportsSection(input),
     schemaSection(input),
     generationSection(input),
     provenanceSection(input),
@@ -655,12 +658,91 @@ export function renderDatasetCard(input: DatasetCardInput): string {
 const LICENSE_ID = /^[a-z0-9][a-z0-9.+-]*$/;
 
 export interface CardOptions {
-  /** A Hugging Face license id (mit, apache-2.0, cc-by-4.0, ...); the placeholder when absent. */
+  /** A Hugging Face license id (mit, apache-2.0, cc-by-4.0, ...); overrides the lanes' dataset_card.license. */
   license?: string;
+  /** Write the card even when it is not fit to publish (no license, a stale export), with placeholders and warnings. */
+  draft?: boolean;
+  /**
+   * Each lane's dataset_card (license, task categories), looked up by name;
+   * given by the caller, since finding lanes is not the dataset layer's job.
+   * Without it no lane is read, and only --license sets the license.
+   */
+  laneCards?: (names: readonly string[]) => Map<string, LaneCardLookup>;
 }
 
-/** Everything the card says about a dataset directory, read from it. */
-export function datasetCardInput(dir: string, dataset: Dataset, options: CardOptions = {}): DatasetCardInput {
+/** What a lane says for the card: the fields it sets (none when it has no dataset_card), or why it could not be read. */
+export type LaneCardLookup = { card: LaneCardFields | undefined } | { error: string };
+
+/** A lane's dataset_card, as schemas/lane.v1.schema.json has it. */
+export interface LaneCardFields {
+  license: string;
+  license_name?: string;
+  license_link?: string;
+  task_categories?: string[];
+}
+
+/** What the lanes and exports add to the card, and what keeps it from being published. */
+export interface CardFacts {
+  license?: string;
+  license_name?: string;
+  license_link?: string;
+  license_source?: string;
+  task_categories?: string[];
+  exports: ExportFacts[];
+  /** Reasons the card is only a draft, each with its fix. */
+  problems: { reason: string; fix: string }[];
+}
+
+/** Reads each lane's dataset_card (by name, as replay finds lanes) and the exports beside the records. */
+export async function readCardFacts(dir: string, dataset: Dataset, options: CardOptions = {}): Promise<CardFacts> {
+  const facts: CardFacts = { exports: [], problems: [] };
+  const names = [...new Set(dataset.rows.map((row) => row.record.provenance.lineage.lane))].sort(compareKeys);
+  const cards = new Map<string, LaneCardFields | undefined>();
+  const unreadable: string[] = [];
+  const looked = options.laneCards?.(names) ?? new Map<string, LaneCardLookup>(names.map((name) => [name, { error: 'no lane lookup was given' }]));
+  for (const name of names) {
+    const lookup = looked.get(name) ?? { error: 'not looked up' };
+    if ('error' in lookup) unreadable.push(`${name} (${lookup.error})`);
+    else cards.set(name, lookup.card);
+  }
+  const categories = [...cards.values()].flatMap((card) => card?.task_categories ?? []);
+  if (categories.length > 0) facts.task_categories = [...new Set(categories)];
+  if (options.license !== undefined) {
+    facts.license = options.license;
+    facts.license_source = '--license';
+  } else {
+    const licensed = [...cards.entries()].filter((entry): entry is [string, LaneCardFields] => entry[1] !== undefined);
+    const distinct = new Map(licensed.map(([name, card]) => [canonicalLicense(card), { name, card }]));
+    const fix = 'set "dataset_card": {"license": "<id>"} in the lane (e.g. mit, apache-2.0, cc-by-4.0), or pass --license <id>; --draft writes a card that is not for publishing';
+    if (unreadable.length > 0) facts.problems.push({ reason: `cannot read lane ${unreadable.join(', ')} for its dataset_card.license`, fix: `pass --lane <file>, ${fix}` });
+    const unset = names.filter((name) => cards.has(name) && cards.get(name) === undefined);
+    if (unset.length > 0) facts.problems.push({ reason: `lane ${unset.join(', ')} sets no dataset_card.license`, fix });
+    if (distinct.size > 1) {
+      facts.problems.push({
+        reason: `the lanes disagree on the license (${licensed.map(([name, card]) => `${name}: ${card.license}`).join(', ')})`,
+        fix: 'pass --license <id> with the license of the combined dataset',
+      });
+    } else if (distinct.size === 1 && facts.problems.length === 0) {
+      const { name, card } = [...distinct.values()][0]!;
+      facts.license = card.license;
+      if (card.license_name !== undefined) facts.license_name = card.license_name;
+      if (card.license_link !== undefined) facts.license_link = card.license_link;
+      facts.license_source = licensed.length === 1 ? `lane ${code(name)}` : `its lanes`;
+    }
+    if (facts.license === undefined && facts.problems.length === 0) facts.problems.push({ reason: 'the records name no lane, so no lane sets the license', fix });
+  }
+  const { exports, problems } = await readExports(dir);
+  facts.exports = exports;
+  for (const problem of problems) facts.problems.push({ reason: problem.reason, fix: problem.fix });
+  return facts;
+}
+
+function canonicalLicense(card: LaneCardFields): string {
+  return JSON.stringify([card.license, card.license_name ?? null, card.license_link ?? null]);
+}
+
+/** Everything the card says about a dataset directory, read from it (with what readCardFacts found). */
+export function datasetCardInput(dir: string, dataset: Dataset, facts: Partial<CardFacts> = {}): DatasetCardInput {
   const layout = readSplitLayout(dir);
   const input: DatasetCardInput = {
     stats: computeStats(dataset),
@@ -679,19 +761,42 @@ export function datasetCardInput(dir: string, dataset: Dataset, options: CardOpt
     input.splits = layout.splits;
     input.test_fraction = layout.test_fraction;
   }
-  if (options.license !== undefined) input.license = options.license;
+  for (const key of ['license', 'license_name', 'license_link', 'license_source', 'task_categories', 'exports'] as const) {
+    if (facts[key] !== undefined) (input as unknown as Record<string, unknown>)[key] = facts[key];
+  }
   return input;
 }
 
-/** Reads the dataset, renders its card and writes dir/README.md. */
-export async function writeDatasetCard(dir: string, options: CardOptions = {}): Promise<{ path: string; problems: DatasetProblem[] }> {
+export interface CardResult {
+  path: string;
+  /** Unreadable lines of the records, left out. */
+  problems: DatasetProblem[];
+  /** Why the card written with --draft is not fit to publish; empty otherwise. */
+  draft: { reason: string; fix: string }[];
+}
+
+/**
+ * Reads the dataset, renders its card and writes dir/README.md. A card that
+ * is not fit to publish (no license, lanes that disagree on it, an export
+ * that no longer matches the records) is not written, unless asked for as a
+ * draft: the placeholder must never reach a published card unnoticed.
+ */
+export async function writeDatasetCard(dir: string, options: CardOptions = {}): Promise<CardResult> {
   if (options.license !== undefined && !LICENSE_ID.test(options.license)) {
     throw new FactoryError('usage', `--license ${JSON.stringify(options.license)} is not a license id`, {
       fix: 'pass a lowercase Hugging Face license id such as mit, apache-2.0 or cc-by-4.0',
     });
   }
   const dataset = await readDataset(dir);
+  const facts = await readCardFacts(dir, dataset, options);
+  if (facts.problems.length > 0 && !options.draft) {
+    const [first] = facts.problems;
+    throw new FactoryError('card_not_publishable', `card ${dir}: not written: ${first!.reason}${facts.problems.length > 1 ? ` (and ${facts.problems.length - 1} more, listed above)` : ''}`, {
+      fix: first!.fix,
+      problems: facts.problems.length > 1 ? facts.problems.map((problem) => ({ where: dir, reason: `${problem.reason} — fix: ${problem.fix}` })) : [],
+    });
+  }
   const path = join(dir, CARD_FILE);
-  writeFileSync(path, renderDatasetCard(datasetCardInput(dir, dataset, options)));
-  return { path, problems: dataset.problems };
+  writeFileSync(path, renderDatasetCard(datasetCardInput(dir, dataset, facts)));
+  return { path, problems: dataset.problems, draft: facts.problems };
 }

@@ -87,8 +87,8 @@ export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Da
 }
 
 /** For operations that must not work on part of a dataset: every unreadable line stops them, listed. */
-export async function readWholeDataset(dir: string, operation: string): Promise<Dataset> {
-  const dataset = await readDataset(dir);
+export async function readWholeDataset(dir: string, operation: string, file = EPISODES_FILE): Promise<Dataset> {
+  const dataset = await readDataset(dir, file);
   if (dataset.problems.length > 0) {
     throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was ${operation}`, {
       fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',

@@ -6,9 +6,9 @@
 
 import { canonicalJson } from '../core/canonical-json.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
-import { JsonlAppender } from '../records/jsonl.js';
-import { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
-import { readWholeDataset } from './dataset-reader.js';
+import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
+import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
+import { type ExportOptions, writeRowsAtomically } from './export-sft.js';
 
 export interface DpoRow {
   prompt: ChatMessage[];
@@ -25,6 +25,8 @@ export interface DpoRow {
 
 export interface DpoSummary {
   dir: string;
+  /** The records file read. */
+  source: string;
   out: string;
   records: number;
   /** Episodes sharing a lane, task and seed. */
@@ -33,6 +35,9 @@ export interface DpoSummary {
   /** Records in no pair: groups with only completions or only failures. */
   unpaired: number;
   pairs_by_rejected_variant: Record<string, number>;
+  arguments: ArgumentsForm;
+  /** In the "object" form, calls whose arguments stayed text because the policy emitted no JSON object. */
+  arguments_kept_as_text: number;
 }
 
 function groupKey(record: EpisodeRecord): string {
@@ -56,19 +61,21 @@ export function sharedPrompt(left: readonly ChatMessage[], right: readonly ChatM
   return shared;
 }
 
-export async function exportDpo(dir: string, out: string): Promise<DpoSummary> {
-  const dataset = await readWholeDataset(dir, 'exported');
+export async function exportDpo(dir: string, out: string, options: ExportOptions = {}): Promise<DpoSummary> {
+  const form = options.arguments ?? 'string';
+  const source = options.file ?? EPISODES_FILE;
+  const dataset = await readWholeDataset(dir, 'exported', source);
   const groups = new Map<string, EpisodeRecord[]>();
   for (const { record } of dataset.rows) {
     const key = groupKey(record);
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key)!.push(record);
   }
-  const writer = new JsonlAppender(out);
   const byVariant: Record<string, number> = {};
   let pairs = 0;
   let unpaired = 0;
-  try {
+  let keptAsText = 0;
+  writeRowsAtomically<DpoRow>(out, (append) => {
     for (const members of groups.values()) {
       const completed = members.filter((record) => record.result.task_completed).sort(preference);
       const failed = members.filter((record) => !record.result.task_completed);
@@ -78,9 +85,9 @@ export async function exportDpo(dir: string, out: string): Promise<DpoSummary> {
       }
       const chosen = completed[0]!;
       unpaired += completed.length - 1;
-      const chosenChat = toChatMessages(chosen.messages);
+      const chosenChat = toChatMessages(chosen.messages, form);
       for (const rejected of failed) {
-        const rejectedChat = toChatMessages(rejected.messages);
+        const rejectedChat = toChatMessages(rejected.messages, form);
         const shared = sharedPrompt(chosenChat, rejectedChat);
         const row: DpoRow = {
           prompt: chosenChat.slice(0, shared),
@@ -94,21 +101,23 @@ export async function exportDpo(dir: string, out: string): Promise<DpoSummary> {
           task: chosen.provenance.lineage.task,
           seed: chosen.provenance.lineage.seed,
         };
-        writer.append(row);
+        append(row);
+        if (form === 'object') keptAsText += textArguments([...row.prompt, ...row.chosen, ...row.rejected]);
         pairs++;
         byVariant[row.rejected_variant] = (byVariant[row.rejected_variant] ?? 0) + 1;
       }
     }
-  } finally {
-    writer.close({ sync: true });
-  }
+  });
   return {
     dir,
+    source,
     out,
     records: dataset.rows.length,
     groups: groups.size,
     pairs,
     unpaired,
     pairs_by_rejected_variant: Object.fromEntries(Object.entries(byVariant).sort(([left], [right]) => (left < right ? -1 : 1))),
+    arguments: form,
+    arguments_kept_as_text: keptAsText,
   };
 }

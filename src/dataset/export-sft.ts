@@ -2,11 +2,13 @@
 // conversational form trainers read: `messages` (with tool calls and tool
 // results) and `tools` (function schemas), plus the record id for lineage.
 
+import { rmSync } from 'node:fs';
 import type { Message, ToolDescriptor } from '../core/conversation.js';
+import { moveIntoPlace, temporaryPathFor } from '../records/atomic-file.js';
 import { fromRecordMessage, fromRecordTool } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
-import { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
-import { readWholeDataset } from './dataset-reader.js';
+import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
+import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 
 export interface SftRow {
   record_id: string;
@@ -22,35 +24,81 @@ export interface TranscriptRenderer {
   render(messages: Message[], tools: ToolDescriptor[]): string;
 }
 
+export interface ExportOptions {
+  /** How tool-call arguments are written (see chat-format.ts); default "string". */
+  arguments?: ArgumentsForm;
+  /** The records file of the dataset directory to read; default episodes.jsonl. */
+  file?: string;
+}
+
+export interface SftOptions extends ExportOptions {
+  renderer?: TranscriptRenderer;
+}
+
 export interface SftSummary {
   dir: string;
+  /** The records file read. */
+  source: string;
   out: string;
   records: number;
   exported: number;
   /** Records left out because the task was not completed (they belong in DPO, as rejected answers). */
   not_completed: number;
+  arguments: ArgumentsForm;
+  /** In the "object" form, calls whose arguments stayed text because the policy emitted no JSON object. */
+  arguments_kept_as_text: number;
   /** The chat template the `text` column was rendered with, if any. */
   rendered_with?: string;
 }
 
-export async function exportSft(dir: string, out: string, renderer?: TranscriptRenderer): Promise<SftSummary> {
-  const dataset = await readWholeDataset(dir, 'exported');
-  const writer = new JsonlAppender(out);
-  let exported = 0;
+/**
+ * Writes rows to `out` through a temporary file moved into place at the end,
+ * so a crash or a refused dataset leaves the previous export whole.
+ */
+export function writeRowsAtomically<Row>(out: string, write: (append: (row: Row) => void) => void): void {
+  const temporary = temporaryPathFor(out);
+  const writer = new JsonlAppender(temporary);
   try {
+    write((row) => writer.append(row));
+    writer.close({ sync: true });
+  } catch (error) {
+    writer.close();
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  moveIntoPlace(temporary, out);
+}
+
+export async function exportSft(dir: string, out: string, options: SftOptions = {}): Promise<SftSummary> {
+  const form = options.arguments ?? 'string';
+  const source = options.file ?? EPISODES_FILE;
+  const dataset = await readWholeDataset(dir, 'exported', source);
+  const renderer = options.renderer;
+  let exported = 0;
+  let keptAsText = 0;
+  writeRowsAtomically<SftRow>(out, (append) => {
     for (const { record } of dataset.rows) {
       if (!record.result.task_completed) continue;
-      const row: SftRow = { record_id: record.record_id, messages: toChatMessages(record.messages), tools: toChatTools(record.tools, record.catalog_updates) };
+      const row: SftRow = { record_id: record.record_id, messages: toChatMessages(record.messages, form), tools: toChatTools(record.tools, record.catalog_updates) };
+      if (form === 'object') keptAsText += textArguments(row.messages);
       if (renderer) {
         const tools = [...record.tools, ...record.catalog_updates.flatMap((update) => update.added)].map(fromRecordTool);
         const unique = [...new Map(tools.map((tool) => [tool.name, tool])).values()];
         row.text = renderer.render(record.messages.map(fromRecordMessage), unique);
       }
-      writer.append(row);
+      append(row);
       exported++;
     }
-  } finally {
-    writer.close({ sync: true });
-  }
-  return { dir, out, records: dataset.rows.length, exported, not_completed: dataset.rows.length - exported, ...(renderer ? { rendered_with: renderer.name } : {}) };
+  });
+  return {
+    dir,
+    source,
+    out,
+    records: dataset.rows.length,
+    exported,
+    not_completed: dataset.rows.length - exported,
+    arguments: form,
+    arguments_kept_as_text: keptAsText,
+    ...(renderer ? { rendered_with: renderer.name } : {}),
+  };
 }

@@ -93,12 +93,18 @@ export function parseLane(text: string, path: string): Lane {
     document: lane,
     name: lane.name,
     path,
-    sha256: hashCanonical(lane),
+    sha256: laneHash(lane),
     limits: { ...DEFAULT_LIMITS, ...lane.limits },
     faults: lane.faults ?? EMPTY_PLAN,
     variants: lane.policy.variants ?? { clean: 1 },
     seeds: parseSeedRange(lane.seeds, `${file}: /seeds`),
   };
+}
+
+/** The lane's identity in records: everything that can change an episode, so not the card's license or categories. */
+export function laneHash(lane: LaneDocument): string {
+  const { dataset_card: _card, ...episodes } = lane;
+  return hashCanonical(episodes);
 }
 
 function invalid(file: string, problems: Problem[]): FactoryError {

@@ -99,6 +99,15 @@ export interface LaneDocument {
   faults?: FaultPlan;
   system_prompt: string;
   tasks: Task[];
+  dataset_card?: LaneCardFields;
+}
+
+/** What the dataset card says about datasets drawn from a lane; it changes no episode, so it is not part of the lane's hash. */
+export interface LaneCardFields {
+  license: string;
+  license_name?: string;
+  license_link?: string;
+  task_categories?: string[];
 }
 
 /** A lane as loaded: the document plus what the factory derives from it. */
@@ -107,7 +116,7 @@ export interface Lane {
   name: string;
   /** Where it was read from. */
   path: string;
-  /** sha256 of the canonical JSON of the document: whitespace edits do not change it. */
+  /** sha256 of the canonical JSON of the document without dataset_card: whitespace and card edits do not change it. */
   sha256: string;
   limits: Limits;
   faults: FaultPlan;

@@ -8,8 +8,19 @@ import { basename, dirname, join } from 'node:path';
 /** The suffix of a file being written; one left behind by a crash is garbage to delete. */
 export const TEMPORARY_SUFFIX = '.tmp';
 
+/** Where a file is written before it is moved into place: hidden, beside it, so the rename stays on one file system. */
+export function temporaryPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}${TEMPORARY_SUFFIX}`);
+}
+
+/** Moves a finished (already fsynced) temporary file into place durably. */
+export function moveIntoPlace(temporary: string, path: string): void {
+  renameSync(temporary, path);
+  syncDirectory(dirname(path));
+}
+
 export function writeFileAtomically(path: string, chunks: readonly (string | Uint8Array)[] | string): void {
-  const temporary = join(dirname(path), `.${basename(path)}${TEMPORARY_SUFFIX}`);
+  const temporary = temporaryPathFor(path);
   const fd = openSync(temporary, 'w');
   try {
     for (const chunk of typeof chunks === 'string' ? [chunks] : chunks) writeAll(fd, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
@@ -17,8 +28,7 @@ export function writeFileAtomically(path: string, chunks: readonly (string | Uin
   } finally {
     closeSync(fd);
   }
-  renameSync(temporary, path);
-  syncDirectory(dirname(path));
+  moveIntoPlace(temporary, path);
 }
 
 function writeAll(fd: number, bytes: Uint8Array): void {

@@ -4,12 +4,14 @@
 // every time it is regenerated.
 
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
-import { datasetCardInput, readSplitLayout, renderDatasetCard, seedRanges, writeDatasetCard } from '../../src/dataset/dataset-card.js';
+import { type CardOptions, datasetCardInput, readCardFacts, readSplitLayout, renderDatasetCard, seedRanges, writeDatasetCard } from '../../src/dataset/dataset-card.js';
+import { laneCardReader } from '../../src/factory/lane-cards.js';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
+import { exportConfig } from '../../src/dataset/export-configs.js';
 import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
@@ -93,6 +95,11 @@ interface RawRecord {
   provenance: { produced_at: string; actors: { role: string; kind: string; name: string }[]; lineage: { lane: string; lane_sha256: string; seed: number; variant: string } };
 }
 
+/** The card as the command writes it: each lane looked up by name in the repository's lanes/. */
+function writeCard(dir: string, options: CardOptions = {}) {
+  return writeDatasetCard(dir, { laneCards: laneCardReader({ cwd: REPO_ROOT }), ...options });
+}
+
 const SAMPLE_FAULTS = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 const SAMPLE_CLEAN = join(REPO_ROOT, 'datasets', 'tool-world-v1');
 
@@ -113,12 +120,12 @@ describe('dataset card of the faults sample', () => {
   const raw = rawLines(SAMPLE_FAULTS).map((line) => JSON.parse(line) as RawRecord);
 
   it('writes README.md with Hugging Face front matter', async () => {
-    const { path, problems } = await writeDatasetCard(dir);
+    const { path, problems } = await writeCard(dir);
     assert.equal(path, join(dir, 'README.md'));
     assert.deepEqual(problems, []);
     const { front } = splitCard(readFileSync(path, 'utf8'));
-    assert.equal(front.license, 'other');
-    assert.equal(typeof front.license_name, 'string');
+    assert.equal(front.license, 'mit', "the lane's dataset_card.license");
+    assert.equal(front.license_name, undefined);
     assert.equal(front.pretty_name, 'episode-factory: tool-world-faults-v1');
     assert.deepEqual(front.language, ['en']);
     for (const tag of ['tool-use', 'mcp', 'agents', 'synthetic', 'sft', 'dpo']) assert.ok((front.tags as string[]).includes(tag), tag);
@@ -128,7 +135,7 @@ describe('dataset card of the faults sample', () => {
   });
 
   it('carries the statistics computed from the records', async () => {
-    const { path } = await writeDatasetCard(dir);
+    const { path } = await writeCard(dir);
     const { body } = splitCard(readFileSync(path, 'utf8'));
     const completed = raw.filter((record) => record.result.task_completed).length;
     assert.ok(body.includes(`| task completion | ${formatRate(wilsonInterval(completed, raw.length))} |`));
@@ -150,7 +157,7 @@ describe('dataset card of the faults sample', () => {
   });
 
   it('states provenance from the records: lane hash, seeds, produced_at, commands', async () => {
-    const { path } = await writeDatasetCard(dir);
+    const { path } = await writeCard(dir);
     const { body } = splitCard(readFileSync(path, 'utf8'));
     const lane = raw[0]!.provenance.lineage;
     assert.ok(body.includes(lane.lane_sha256));
@@ -163,7 +170,7 @@ describe('dataset card of the faults sample', () => {
   });
 
   it('derives its limitations from the data', async () => {
-    const { path } = await writeDatasetCard(dir);
+    const { path } = await writeCard(dir);
     const { body } = splitCard(readFileSync(path, 'utf8'));
     const limitations = body.slice(body.indexOf('## Limitations'));
     assert.ok(raw.every((record) => record.provenance.actors.filter((actor) => actor.role === 'policy').every((actor) => actor.kind === 'scripted')));
@@ -174,22 +181,23 @@ describe('dataset card of the faults sample', () => {
   });
 
   it('is byte-identical when regenerated, here or in another directory of the same name', async () => {
-    const first = readFileSync((await writeDatasetCard(dir)).path);
-    const second = readFileSync((await writeDatasetCard(dir)).path);
+    const first = readFileSync((await writeCard(dir)).path);
+    const second = readFileSync((await writeCard(dir)).path);
     assert.ok(first.equals(second));
     const elsewhere = copySample(SAMPLE_FAULTS, 'tool-world-faults-v1');
-    assert.ok(readFileSync((await writeDatasetCard(elsewhere)).path).equals(first));
-    const rendered = renderDatasetCard(datasetCardInput(dir, await readDataset(dir)));
+    assert.ok(readFileSync((await writeCard(elsewhere)).path).equals(first));
+    const dataset = await readDataset(dir);
+    const rendered = renderDatasetCard(datasetCardInput(dir, dataset, await readCardFacts(dir, dataset, { laneCards: laneCardReader({ cwd: REPO_ROOT }) })));
     assert.equal(rendered, first.toString('utf8'));
   });
 
   it('puts a chosen license in the front matter and refuses one that is not an id', async () => {
     const licensed = copySample(SAMPLE_FAULTS, 'licensed');
-    const { front, body } = splitCard(readFileSync((await writeDatasetCard(licensed, { license: 'cc-by-4.0' })).path, 'utf8'));
+    const { front, body } = splitCard(readFileSync((await writeCard(licensed, { license: 'cc-by-4.0' })).path, 'utf8'));
     assert.equal(front.license, 'cc-by-4.0');
     assert.equal(front.license_name, undefined);
     assert.doesNotMatch(body, /placeholder/);
-    await assert.rejects(writeDatasetCard(licensed, { license: 'Not A License' }), (error: unknown) => error instanceof FactoryError && error.code === 'usage');
+    await assert.rejects(writeCard(licensed, { license: 'Not A License' }), (error: unknown) => error instanceof FactoryError && error.code === 'usage');
   });
 });
 
@@ -197,7 +205,7 @@ describe('dataset card of the clean sample', () => {
   const dir = copySample(SAMPLE_CLEAN, 'tool-world-v1');
 
   it('says no faults fired and every task was completed, and has no fault table', async () => {
-    const { body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    const { body } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
     const raw = rawLines(SAMPLE_CLEAN).map((line) => JSON.parse(line) as RawRecord);
     assert.ok(raw.every((record) => record.recovery.faults_fired.length === 0 && record.result.task_completed));
     assert.match(body, /No faults were injected/);
@@ -214,16 +222,16 @@ describe('dataset card of the clean sample', () => {
       return JSON.stringify(record);
     });
     writeFileSync(join(modelDir, 'episodes.jsonl'), lines.join('\n') + '\n');
-    const { body } = splitCard(readFileSync((await writeDatasetCard(modelDir)).path, 'utf8'));
+    const { body } = splitCard(readFileSync((await writeCard(modelDir)).path, 'utf8'));
     assert.doesNotMatch(body, /No model acted/);
     assert.match(body, /model:qwen3@/);
   });
 
   it('lists only the files that are there', async () => {
-    const { body: before } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    const { body: before } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
     assert.doesNotMatch(before, /episodes\.parquet/);
     writeFileSync(join(dir, 'episodes.parquet'), '');
-    const { body: after } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    const { body: after } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
     assert.match(after, /\| `episodes\.parquet` \|/);
     assert.doesNotMatch(after, /README\.md/);
   });
@@ -250,7 +258,7 @@ describe('dataset card with split.json', () => {
       },
     };
     writeFileSync(join(dir, 'split.json'), JSON.stringify(layout, null, 2) + '\n');
-    const { front, body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    const { front, body } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
     assert.deepEqual(front.configs, [
       {
         config_name: 'default',
@@ -294,7 +302,8 @@ describe('dataset card of an empty dataset', () => {
     const dir = join(temporaryDirectory(), 'empty');
     mkdirSync(dir);
     writeFileSync(join(dir, 'episodes.jsonl'), '');
-    const { front, body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    await assert.rejects(writeCard(dir), /no lane sets the license/, 'no record names a lane, so nothing sets a license');
+    const { front, body } = splitCard(readFileSync((await writeCard(dir, { license: 'cc0-1.0' })).path, 'utf8'));
     assert.deepEqual(front.size_categories, ['n<1K']);
     assert.match(body, /No records: `episodes\.jsonl` holds no readable record/);
     assert.doesNotMatch(body, /No model acted|Every task was completed/);
@@ -307,10 +316,98 @@ describe('dataset card with episodes the model server cut short', () => {
     const dir = copySample(SAMPLE_CLEAN, 'with-infra');
     const row = (id: string, stage: string) => JSON.stringify({ record_id: id, lane: 'tool-world-v1', task: 'find-open-bugs', seed: 0, stage, reason: 'x', record: null });
     writeFileSync(join(dir, 'rejected.jsonl'), [row('a', 'infra'), row('b', 'infra'), row('c', 'replay')].join('\n') + '\n');
-    const { body } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    const { body } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
     assert.match(body, /1 episode did not verify and 2 episodes were cut short by the model server \(stage `infra`: they say nothing about the model\); they are in `rejected\.jsonl`, not here\./);
     writeFileSync(join(dir, 'rejected.jsonl'), row('a', 'infra') + '\n');
-    const { body: only } = splitCard(readFileSync((await writeDatasetCard(dir)).path, 'utf8'));
+    const { body: only } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
     assert.match(only, / 1 episode was cut short by the model server \(stage `infra`: it says nothing about the model\); it is in `rejected\.jsonl`, not here\./);
+  });
+});
+
+describe('a card fit to publish', () => {
+  const noCard = (names: readonly string[]) => new Map(names.map((name) => [name, { card: undefined }]));
+
+  it('is not written without a license, and says so; --draft writes the placeholder', async () => {
+    const dir = copySample(SAMPLE_FAULTS, 'unlicensed');
+    await assert.rejects(
+      writeCard(dir, { laneCards: noCard }),
+      (error: unknown) =>
+        error instanceof FactoryError && error.code === 'card_not_publishable' && error.exitStatus === 1 && /lane tool-world-faults-v1 sets no dataset_card\.license/.test(error.message) && /--license/.test(error.fix ?? ''),
+    );
+    assert.ok(!existsSync(join(dir, 'README.md')), 'nothing written');
+    const { path, draft } = await writeCard(dir, { laneCards: noCard, draft: true });
+    assert.equal(draft.length, 1);
+    const { front, body } = splitCard(readFileSync(path, 'utf8'));
+    assert.equal(front.license, 'other');
+    assert.equal(front.license_name, 'set-before-publishing');
+    assert.match(body, /this card is a draft/);
+  });
+
+  it('refuses lanes that disagree on the license unless --license settles it', async () => {
+    const dir = join(temporaryDirectory(), 'merged');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'episodes.jsonl'), [...rawLines(SAMPLE_CLEAN), ...rawLines(SAMPLE_FAULTS)].join('\n') + '\n');
+    const licenses: Record<string, string> = { 'tool-world-v1': 'mit', 'tool-world-faults-v1': 'cc-by-4.0' };
+    const disagreeing = (names: readonly string[]) => new Map(names.map((name) => [name, { card: { license: licenses[name]!, task_categories: ['text-generation', name === 'tool-world-v1' ? 'question-answering' : 'text-generation'] } }]));
+    await assert.rejects(writeCard(dir, { laneCards: disagreeing }), /lanes disagree on the license \(tool-world-faults-v1: cc-by-4\.0, tool-world-v1: mit\)/);
+    const { front, body } = splitCard(readFileSync((await writeCard(dir, { laneCards: disagreeing, license: 'cc-by-4.0' })).path, 'utf8'));
+    assert.equal(front.license, 'cc-by-4.0');
+    assert.deepEqual(front.task_categories, ['text-generation', 'question-answering'], "the lanes' categories, each once");
+    assert.match(body, /`cc-by-4\.0`, as --license sets it\./);
+  });
+
+  it('names a lane it cannot read', async () => {
+    const dir = copySample(SAMPLE_FAULTS, 'moved');
+    const missing = (names: readonly string[]) => new Map(names.map((name) => [name, { error: `no lane named "${name}"` }]));
+    await assert.rejects(writeCard(dir, { laneCards: missing }), /cannot read lane tool-world-faults-v1 \(no lane named "tool-world-faults-v1"\)/);
+  });
+});
+
+describe('dataset card with training exports', () => {
+  type Field = { name: string; dtype?: string; list?: Field[]; struct?: Field[] };
+  const find = (fields: Field[], ...path: string[]): Field => {
+    let field: Field | undefined;
+    let within = fields;
+    for (const name of path) {
+      field = within.find((candidate) => candidate.name === name);
+      assert.ok(field, `feature ${path.join('.')}`);
+      within = field.list ?? field.struct ?? [];
+    }
+    return field!;
+  };
+
+  it('lists each current export as a config with features that keep JSON intact', async () => {
+    const dir = copySample(SAMPLE_FAULTS, 'exported');
+    const sft = await exportConfig(dir, 'sft', { arguments: 'object' });
+    const { front, body } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
+    const configs = front.configs as { config_name: string; data_files: unknown }[];
+    assert.deepEqual(configs[1], { config_name: 'sft', data_files: [{ split: 'train', path: 'sft/train.jsonl' }] });
+    assert.equal(configs.length, 2, 'the DPO export was not made, so it is no config');
+    const info = front.dataset_info as { config_name: string; features: Field[] }[];
+    assert.deepEqual(info.map((entry) => entry.config_name), ['sft']);
+    assert.equal(find(info[0]!.features, 'messages', 'tool_calls', 'function', 'arguments').dtype, 'json');
+    assert.equal(find(info[0]!.features, 'tools', 'function', 'parameters').dtype, 'json');
+    assert.equal(find(info[0]!.features, 'messages', 'content').dtype, 'string');
+    assert.ok(body.includes(`| \`sft\` | train | \`sft/train.jsonl\` | ${sft.splits[0]!.exported} | JSON objects |`));
+    assert.match(body, /load_dataset\("path\/to\/exported", "sft"\)/);
+
+    await exportConfig(dir, 'sft', { arguments: 'string' });
+    const { front: again } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
+    const features = (again.dataset_info as { features: Field[] }[])[0]!.features;
+    assert.equal(find(features, 'messages', 'tool_calls', 'function', 'arguments').dtype, 'string', 'string arguments are declared as strings');
+  });
+
+  it('refuses an export that no longer matches the records, and leaves it out of a draft', async () => {
+    const dir = copySample(SAMPLE_FAULTS, 'stale');
+    await exportConfig(dir, 'sft', {});
+    const lines = rawLines(dir);
+    const completed = lines.findIndex((line) => (JSON.parse(line) as RawRecord).result.task_completed);
+    writeFileSync(join(dir, 'episodes.jsonl'), lines.filter((_, index) => index !== completed).join('\n') + '\n');
+    await assert.rejects(writeCard(dir), (error: unknown) => error instanceof FactoryError && /does not match the records: sft\/train\.jsonl:\d+ names record/.test(error.message) && /export sft/.test(error.fix ?? ''));
+    const { path, draft } = await writeCard(dir, { draft: true });
+    assert.equal(draft.length, 1);
+    const { front } = splitCard(readFileSync(path, 'utf8'));
+    assert.equal((front.configs as unknown[]).length, 1);
+    assert.equal(front.dataset_info, undefined);
   });
 });

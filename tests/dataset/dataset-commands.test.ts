@@ -13,7 +13,7 @@ import { FactoryError } from '../../src/core/errors.js';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { computeStats } from '../../src/dataset/dataset-stats.js';
 import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { REPO_ROOT, runCliAsync, temporaryDirectory } from '../helpers.js';
 
 interface Run {
   stdout: string;
@@ -97,7 +97,7 @@ describe('card command', () => {
     assert.ok(existsSync(join(dir, 'README.md')));
     const card = readFileSync(join(dir, 'README.md'), 'utf8');
     assert.ok(card.startsWith('---\n'));
-    assert.match(card, /^license: other$/m);
+    assert.match(card, /^license: mit$/m, "the lane's dataset_card.license");
   });
 
   it('explains itself in --help', async () => {
@@ -111,5 +111,25 @@ describe('card command', () => {
     copyFileSync(join(SAMPLE, 'episodes.jsonl'), join(dir, 'episodes.jsonl'));
     await run('card', dir, '--license', 'apache-2.0');
     assert.match(readFileSync(join(dir, 'README.md'), 'utf8'), /^license: apache-2\.0$/m);
+  });
+
+  it('exits 1 without writing when no lane sets a license, and writes a draft with --draft', async () => {
+    const dir = join(temporaryDirectory(), 'unlicensed');
+    mkdirSync(dir);
+    copyFileSync(join(SAMPLE, 'episodes.jsonl'), join(dir, 'episodes.jsonl'));
+    const lane = JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'tool-world-faults-v1.json'), 'utf8')) as Record<string, unknown>;
+    delete lane.dataset_card;
+    const laneFile = join(temporaryDirectory(), 'tool-world-faults-v1.json');
+    writeFileSync(laneFile, JSON.stringify(lane));
+    const refused = await runCliAsync(REPO_ROOT, 'card', dir, '--lane', laneFile);
+    assert.equal(refused.status, 1);
+    assert.equal(refused.stdout, '');
+    assert.match(refused.stderr, /^episode-factory: card .*unlicensed: not written: lane tool-world-faults-v1 sets no dataset_card\.license — fix: set "dataset_card": \{"license": "<id>"\} in the lane.*--license <id>.*--draft/m);
+    assert.ok(!existsSync(join(dir, 'README.md')));
+    const draft = await runCliAsync(REPO_ROOT, 'card', dir, '--lane', laneFile, '--draft', '--json');
+    assert.equal(draft.status, 0);
+    assert.equal(JSON.parse(draft.stdout).draft, true);
+    assert.match(draft.stderr, /draft, not fit to publish: lane tool-world-faults-v1 sets no dataset_card\.license/);
+    assert.match(readFileSync(join(dir, 'README.md'), 'utf8'), /^license: other$/m);
   });
 });

@@ -2,13 +2,16 @@
 // task, seed and fault draw (tool-world-dpo-v1).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { refreshDataset } from '../../src/cli/refresh-dataset.js';
 import { canonicalJson } from '../../src/core/canonical-json.js';
-import { toChatMessages } from '../../src/dataset/chat-format.js';
+import { chatArguments, toChatMessages } from '../../src/dataset/chat-format.js';
+import { exportConfig } from '../../src/dataset/export-configs.js';
+import { splitDataset } from '../../src/dataset/dataset-split.js';
 import { exportDpo, sharedPrompt, type DpoRow } from '../../src/dataset/export-dpo.js';
-import { exportSft, type SftRow } from '../../src/dataset/export-sft.js';
+import { exportSft, type SftRow, type SftSummary } from '../../src/dataset/export-sft.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
@@ -87,5 +90,72 @@ describe('export dpo', () => {
     const summary = await exportDpo(join(REPO_ROOT, 'datasets', 'tool-world-v1'), join(temporaryDirectory(), 'none.jsonl'));
     assert.equal(summary.pairs, 0);
     assert.equal(summary.unpaired, 40);
+  });
+});
+
+describe('tool-call arguments as objects', () => {
+  it('writes the parsed object for every call, equal to the emitted JSON, in SFT rows and DPO pairs', async () => {
+    const out = join(temporaryDirectory(), 'sft.jsonl');
+    const summary = await exportSft(dir, out, { arguments: 'object' });
+    assert.equal(summary.arguments, 'object');
+    assert.equal(summary.arguments_kept_as_text, 0);
+    const rows = read<SftRow>(out);
+    const byId = new Map(records.map((record) => [record.record_id, record]));
+    let calls = 0;
+    for (const row of rows) {
+      const recorded = byId.get(row.record_id)!.messages.flatMap((message) => (message.role === 'assistant' ? message.tool_calls ?? [] : []));
+      const written = row.messages.flatMap((message) => message.tool_calls ?? []);
+      assert.deepEqual(written.map((call) => call.function.arguments), recorded.map((call) => JSON.parse(call.arguments)));
+      for (const call of written) assert.equal(typeof call.function.arguments, 'object');
+      calls += written.length;
+    }
+    assert.ok(calls > rows.length, 'the rows hold calls');
+    const pairs = join(temporaryDirectory(), 'dpo.jsonl');
+    await exportDpo(dir, pairs, { arguments: 'object' });
+    for (const row of read<DpoRow>(pairs)) {
+      for (const message of [...row.prompt, ...row.chosen, ...row.rejected]) for (const call of message.tool_calls ?? []) assert.equal(typeof call.function.arguments, 'object');
+    }
+  });
+
+  it('keeps text that is not a JSON object as the policy emitted it, and the string form unchanged', () => {
+    assert.deepEqual(chatArguments('{"limit": "5"}', 'object'), { limit: '5' }, 'a wrongly typed value stays wrongly typed');
+    for (const text of ['{"query": "sync"', '[1, 2]', '"sync"', '5', 'null', '']) assert.equal(chatArguments(text, 'object'), text, text);
+    assert.equal(chatArguments('{"a":1}', 'string'), '{"a":1}');
+  });
+});
+
+describe('exports into the dataset directory', () => {
+  it('writes one file per split of the records, lists them in the manifest, and removes files of a split that is gone', async () => {
+    const copy = join(temporaryDirectory(), 'copy');
+    await generateDataset({ lane: loadLane('tool-world-dpo-v1', REPO_ROOT), outDir: copy, seeds: { from: 0, to: 1 }, formats: ['jsonl'] });
+    const whole = await exportConfig(copy, 'sft', { arguments: 'object' });
+    assert.deepEqual(whole.splits.map((split) => [split.split, split.path, split.source]), [['train', 'sft/train.jsonl', 'episodes.jsonl']]);
+    await splitDataset(copy, 0.2);
+    const split = await exportConfig(copy, 'sft', { arguments: 'object' });
+    assert.deepEqual(split.splits.map((entry) => [entry.split, entry.path, entry.source]), [
+      ['train', 'sft/train.jsonl', 'train.jsonl'],
+      ['test', 'sft/test.jsonl', 'test.jsonl'],
+    ]);
+    const exported = (entry: (typeof split.splits)[number]) => (entry as SftSummary).exported;
+    assert.equal(exported(split.splits[0]!) + exported(split.splits[1]!), exported(whole.splits[0]!), 'the splits partition the rows');
+    const testIds = new Set(read<EpisodeRecord>(join(copy, 'test.jsonl')).map((record) => record.record_id));
+    assert.ok(read<SftRow>(join(copy, 'sft', 'test.jsonl')).every((row) => testIds.has(row.record_id)));
+    await refreshDataset(copy, 'export sft');
+    rmSync(join(copy, 'split.json'));
+    writeFileSync(join(copy, 'sft', 'notes.jsonl'), '{"mine": true}\n');
+    const again = await exportConfig(copy, 'sft', {});
+    assert.deepEqual(again.removed, ['sft/test.jsonl'], "the gone split's file, which the manifest lists");
+    assert.ok(existsSync(join(copy, 'sft', 'notes.jsonl')), 'a file the manifest does not list is not ours to remove');
+  });
+
+  it('leaves the previous export whole when the records are unreadable', async () => {
+    const copy = join(temporaryDirectory(), 'torn');
+    await generateDataset({ lane: loadLane('tool-world-v1', REPO_ROOT), outDir: copy, seeds: { from: 0, to: 0 }, formats: ['jsonl'] });
+    await exportConfig(copy, 'sft', {});
+    const before = readFileSync(join(copy, 'sft', 'train.jsonl'));
+    appendFileSync(join(copy, 'episodes.jsonl'), '{"torn');
+    await assert.rejects(exportConfig(copy, 'sft', { arguments: 'object' }), /unreadable line/);
+    assert.ok(readFileSync(join(copy, 'sft', 'train.jsonl')).equals(before));
+    assert.deepEqual(readdirSync(join(copy, 'sft')), ['train.jsonl'], 'no temporary file left behind');
   });
 });

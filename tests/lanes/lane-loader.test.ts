@@ -40,6 +40,26 @@ describe('lane loading', () => {
     assert.notEqual(parseLane(JSON.stringify(document), '/x/tool-world-v1.json').sha256, compact.sha256);
   });
 
+  it('leaves the dataset card out of the hash: a license edit changes no episode, so no record goes stale', () => {
+    const document = shipped();
+    const licensed = parseLane(JSON.stringify(document), '/x/tool-world-v1.json');
+    assert.deepEqual(licensed.document.dataset_card, { license: 'mit', task_categories: ['text-generation'] });
+    document.dataset_card = { license: 'cc-by-4.0' };
+    assert.equal(parseLane(JSON.stringify(document), '/x/tool-world-v1.json').sha256, licensed.sha256);
+    delete document.dataset_card;
+    assert.equal(parseLane(JSON.stringify(document), '/x/tool-world-v1.json').sha256, licensed.sha256);
+  });
+
+  it('checks the dataset card: a license id, and a name for "other"', () => {
+    const document = shipped();
+    document.dataset_card = { license: 'Creative Commons' };
+    assert.ok(problemsOf(document).some((problem) => problem.includes('/dataset_card/license')), 'not an id');
+    document.dataset_card = { license: 'other' };
+    assert.ok(problemsOf(document).some((problem) => problem.includes('license_name')), '"other" without a name');
+    document.dataset_card = { task_categories: ['text-generation'] };
+    assert.ok(problemsOf(document).some((problem) => problem.includes('license')), 'no license');
+  });
+
   it('finds a lane by path, and names known lanes when a name is unknown', () => {
     const directory = temporaryDirectory();
     const path = join(directory, 'copy.json');

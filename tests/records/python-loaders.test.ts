@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { exportDpo } from '../../src/dataset/export-dpo.js';
@@ -13,7 +13,7 @@ import { exportSft } from '../../src/dataset/export-sft.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 function python(): string {
   if (process.env.EPISODE_FACTORY_PYTHON) return process.env.EPISODE_FACTORY_PYTHON;
@@ -69,5 +69,53 @@ describe('datasets load in the tools training teams use', () => {
     assert.equal(report.dpo.pyarrow_rows, dpo.pairs);
     assert.ok(['chosen', 'prompt', 'rejected', 'tools'].every((column) => report.dpo.columns.includes(column)));
     assert.equal(report.dpo.first_chosen_role, 'assistant');
+  });
+
+  it('load the exports as the named configs the card declares, every row exactly as written', async () => {
+    const out = join(temporaryDirectory(), 'configs');
+    const cli = (...args: string[]) => {
+      const result = runCli(REPO_ROOT, ...args);
+      assert.equal(result.status, 0, `${args.join(' ')}: ${result.stderr}`);
+    };
+    cli('generate', 'tool-world-dpo-v1', '--seeds', '0..1', '--out', out, '--quiet');
+    cli('split', out, '--test', '0.2');
+    cli('export', 'sft', out, '--arguments', 'object');
+    cli('export', 'dpo', out, '--arguments', 'object');
+    cli('card', out);
+    cli('audit', out);
+    const load = (dir: string) =>
+      JSON.parse(
+        execFileSync(python(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), '--configs', dir], {
+          encoding: 'utf8',
+          env: { ...process.env, HF_HOME: join(out, '.hf-home'), HF_DATASETS_OFFLINE: '1' },
+          maxBuffer: 64 << 20,
+        }),
+      ) as { configs: Record<string, Record<string, { rows: number; expected_rows: number; mismatches: number; first_mismatch: unknown } & { small_batches_mismatches?: number; small_batches_error?: string }>>; first_arguments_types: string[]; first_parameters_types: string[] };
+    const report = load(out);
+    assert.deepEqual(Object.keys(report.configs), ['default', 'sft', 'dpo']);
+    for (const config of ['sft', 'dpo']) {
+      const { small_batches_mismatches: small, small_batches_error: error, ...splits } = report.configs[config]! as Record<string, unknown>;
+      // A split with no rows is no split to a loader: the test task may make no DPO pair.
+      if (config === 'sft') assert.deepEqual(Object.keys(splits), ['train', 'test'], 'sft: one split per records split');
+      else assert.ok(Object.keys(splits).includes('train'), 'dpo: the train split');
+      for (const [split, seen] of Object.entries(splits as Record<string, { rows: number; expected_rows: number; mismatches: number; first_mismatch: unknown }>)) {
+        assert.ok(seen.rows > 0, `${config}/${split} has rows`);
+        assert.equal(seen.rows, seen.expected_rows);
+        assert.equal(seen.mismatches, 0, `${config}/${split}: every row loads exactly as written: ${JSON.stringify(seen.first_mismatch)?.slice(0, 400)}`);
+      }
+      assert.equal(error, undefined);
+      assert.equal(small, 0, `${config}: exact even when the loader infers types one small batch at a time`);
+    }
+    assert.deepEqual(report.first_arguments_types, ['dict'], 'arguments reach a chat template as objects');
+    assert.deepEqual(report.first_parameters_types, ['dict']);
+
+    // The same files without the card's dataset_info: in small batches the loader's own inference fails or pads.
+    const bare = join(temporaryDirectory(), 'bare');
+    cpSync(out, bare, { recursive: true });
+    const card = readFileSync(join(bare, 'README.md'), 'utf8');
+    writeFileSync(join(bare, 'README.md'), card.replace(/^dataset_info:\n(?:(?:- | ).*\n)*/m, ''));
+    assert.doesNotMatch(readFileSync(join(bare, 'README.md'), 'utf8'), /^dataset_info:/m);
+    const inferred = load(bare).configs.sft! as { small_batches_error?: string; small_batches_mismatches?: number };
+    assert.ok(inferred.small_batches_error !== undefined || (inferred.small_batches_mismatches ?? 0) > 0, 'without declared features the rows do not survive');
   });
 });
