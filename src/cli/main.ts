@@ -42,10 +42,8 @@ export async function buildProgram(streams: Streams, setExit: (status: number) =
         'by hidden predicates before they are written as provenance-stamped records.',
     )
     .version(FACTORY_VERSION)
-    .configureOutput({
-      writeOut: (text) => streams.stdout.write(text),
-      writeErr: (text) => streams.stderr.write(text),
-    });
+    // Only help and the version go through commander's output; its errors are said by usage-errors.ts.
+    .configureOutput({ writeOut: (text) => streams.stdout.write(text) });
   const names = only !== undefined && only in COMMANDS ? [only] : Object.keys(COMMANDS);
   for (const name of names) (await COMMANDS[name]!())(program, streams, setExit);
   program.addHelpText(

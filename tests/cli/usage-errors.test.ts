@@ -19,10 +19,9 @@ const COMMANDS = /the commands are generate, replay, lanes, worlds, serve, proxy
 
 /** [arguments, the exact stderr line or a pattern for it]. */
 const CASES: [string[], string | RegExp][] = [
-  // A required option missing.
-  [['export', 'sft', 'datasets/x'], 'episode-factory export sft: required option --out <file> is missing — fix: pass --out <file> (the JSONL file to write); see `episode-factory export sft --help`'],
-  [['export', 'dpo', 'datasets/x'], 'episode-factory export dpo: required option --out <file> is missing — fix: pass --out <file> (the JSONL file to write); see `episode-factory export dpo --help`'],
+  // A required option missing. (Not export's or card's: their --out is becoming optional.)
   [['dedup', 'datasets/x'], 'episode-factory dedup: required option --out <dir> is missing — fix: pass --out <dir> (where to write the deduplicated dataset (new, empty, or an earlier dedup output)); see `episode-factory dedup --help`'],
+  [['merge', 'shards/0', 'shards/1'], 'episode-factory merge: required option --out <dir> is missing — fix: pass --out <dir> (where the merged dataset goes (new, empty, or an earlier dataset)); see `episode-factory merge --help`'],
   [['proxy', '--', 'true'], /^episode-factory proxy: required option --faults <plan\.json> is missing — fix: pass --faults <plan\.json> \(the fault plan .*\); see `episode-factory proxy --help`$/],
   // A required argument missing.
   [['generate'], 'episode-factory generate: required argument <lane> is missing — fix: pass <lane> (a lane name (lanes/<name>.json) or a path to a lane file); see `episode-factory generate --help`'],
@@ -31,7 +30,7 @@ const CASES: [string[], string | RegExp][] = [
   [['replay'], 'episode-factory replay: required argument <dir> is missing — fix: pass <dir> (a dataset directory written by generate); see `episode-factory replay --help`'],
   // An option without its value.
   [['generate', 'tool-world-v1', '--seeds'], "episode-factory generate: option --seeds is missing its value — fix: pass --seeds <A..B> (seed range, both ends inclusive (default: the lane's seeds)); see `episode-factory generate --help`"],
-  [['export', 'sft', 'datasets/x', '--out'], 'episode-factory export sft: option --out is missing its value — fix: pass --out <file> (the JSONL file to write); see `episode-factory export sft --help`'],
+  [['merge', 'shards/0', '--out'], 'episode-factory merge: option --out is missing its value — fix: pass --out <dir> (where the merged dataset goes (new, empty, or an earlier dataset)); see `episode-factory merge --help`'],
   [['audit', 'datasets/x', '--sample'], /^episode-factory audit: option --sample is missing its value — fix: pass --sample <n> \(.+\); see `episode-factory audit --help`$/],
   // An unknown option, with commander's suggestion when it has one.
   [['generate', 'tool-world-v1', '--sedes', '1'], 'episode-factory generate: unknown option --sedes — fix: did you mean --seeds? See `episode-factory generate --help`'],
@@ -64,7 +63,7 @@ async function runMain(...args: string[]): Promise<CliResult> {
 }
 
 /** One case of each kind, to run as the installed command too. */
-const SPAWNED = [['export', 'sft', 'datasets/x'], ['generate'], ['generate', 'tool-world-v1', '--seeds'], ['generate', 'tool-world-v1', '--sedes', '1'], ['genrate', 'tool-world-v1'], ['export'], ['replay', 'datasets/a', 'datasets/b']];
+const SPAWNED = [['dedup', 'datasets/x'], ['generate'], ['generate', 'tool-world-v1', '--seeds'], ['generate', 'tool-world-v1', '--sedes', '1'], ['genrate', 'tool-world-v1'], ['export'], ['replay', 'datasets/a', 'datasets/b']];
 
 function assertOneLine(args: string[], result: CliResult, expected: string | RegExp): void {
   const label = `episode-factory ${args.join(' ')}`;
@@ -88,13 +87,13 @@ describe('commander errors in the project style', () => {
       assertOneLine(args, spawned[index]!, expected);
       assert.deepEqual(spawned[index], await runMain(...args));
     }
-    const json = await runCliAsync(REPO_ROOT, 'export', 'sft', 'datasets/x', '--json');
-    assert.deepEqual(json, await runMain('export', 'sft', 'datasets/x', '--json'));
+    const json = await runCliAsync(REPO_ROOT, 'merge', 'shards/0', '--json');
+    assert.deepEqual(json, await runMain('merge', 'shards/0', '--json'));
   });
 
   it('prints one JSON object on stderr when --json is on the command line', async () => {
     const cases: [string[], { command: string; message: string; fix: RegExp }][] = [
-      [['export', 'sft', 'datasets/x', '--json'], { command: 'episode-factory export sft', message: 'required option --out <file> is missing', fix: /^pass --out <file> \(the JSONL file to write\); see `episode-factory export sft --help`$/ }],
+      [['merge', 'shards/0', '--json'], { command: 'episode-factory merge', message: 'required option --out <dir> is missing', fix: /^pass --out <dir> \(where the merged dataset goes .*\); see `episode-factory merge --help`$/ }],
       [['generate', '--json'], { command: 'episode-factory generate', message: 'required argument <lane> is missing', fix: /^pass <lane> / }],
       [['generate', 'tool-world-v1', '--json', '--sedes', '1'], { command: 'episode-factory generate', message: 'unknown option --sedes', fix: /^did you mean --seeds\?/ }],
       [['stats', 'a', 'b', '--json'], { command: 'episode-factory stats', message: 'unexpected argument "b" (stats takes <dir>)', fix: /^remove it/ }],
