@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { PROGRAM, processStreams, reportError, type Streams } from './output.js';
+import { isHelpOrVersion, reportUsageErrorsInProjectStyle, usageError } from './usage-errors.js';
 
 type Register = (program: Command, streams: Streams, setExit: (status: number) => void) => void;
 
@@ -41,19 +42,15 @@ export async function buildProgram(streams: Streams, setExit: (status: number) =
         'by hidden predicates before they are written as provenance-stamped records.',
     )
     .version(FACTORY_VERSION)
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({
-      writeOut: (text) => streams.stdout.write(text),
-      writeErr: (text) => streams.stderr.write(text),
-    })
-    .exitOverride();
+    // Only help and the version go through commander's output; its errors are said by usage-errors.ts.
+    .configureOutput({ writeOut: (text) => streams.stdout.write(text) });
   const names = only !== undefined && only in COMMANDS ? [only] : Object.keys(COMMANDS);
   for (const name of names) (await COMMANDS[name]!())(program, streams, setExit);
   program.addHelpText(
     'after',
     '\nQuick start:\n  episode-factory generate tool-world-v1     # writes datasets/tool-world-v1/\n  episode-factory replay datasets/tool-world-v1\n  episode-factory report datasets/tool-world-v1     # writes datasets/tool-world-v1/report.html\n  episode-factory lanes list\n\nExit status: 0 success, 1 a check failed (rejected or unverifiable records), 2 a usage or precondition problem.',
   );
-  for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
+  reportUsageErrorsInProjectStyle(program);
   return program;
 }
 
@@ -71,11 +68,10 @@ export async function main(argv: readonly string[], streams: Streams = processSt
     await program.parseAsync([...argv]);
     return status;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // --help and --version asked for; anything else (no command, a bad option) is a usage problem.
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
-      return 2;
-    }
-    return reportError(error, streams, { json: argv.includes('--json') });
+    // --help, `help` and --version asked for. Every other commander error arrives here as a UsageError already;
+    // one raised some other way (an action throwing commander's InvalidArgumentError) is said the same way.
+    if (error instanceof CommanderError && isHelpOrVersion(error)) return 0;
+    const reported = error instanceof CommanderError ? usageError(program, error) : error;
+    return reportError(reported, streams, { json: argv.includes('--json') });
   }
 }

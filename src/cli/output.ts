@@ -3,6 +3,7 @@
 // terminal, and JSON on stdout when asked.
 
 import { FactoryError } from '../core/errors.js';
+import { UsageError } from './usage-errors.js';
 
 export const PROGRAM = 'episode-factory';
 
@@ -20,6 +21,7 @@ export function reportError(error: unknown, streams: Streams, options: { json?: 
     const body = {
       error: {
         code: known ? error.code : 'internal',
+        ...(error instanceof UsageError ? { command: error.command } : {}),
         message: error instanceof Error ? error.message : String(error),
         ...(known && error.fix ? { fix: error.fix } : {}),
         ...(known && error.problems.length > 0 ? { problems: error.problems } : {}),
@@ -30,7 +32,8 @@ export function reportError(error: unknown, streams: Streams, options: { json?: 
   }
   if (error instanceof FactoryError) {
     for (const problem of error.problems) streams.stderr.write(`  ${problem.where}: ${problem.reason}\n`);
-    streams.stderr.write(`${PROGRAM}: ${error.message}${error.fix ? ` — fix: ${error.fix}` : ''}\n`);
+    const who = error instanceof UsageError ? error.command : PROGRAM;
+    streams.stderr.write(`${who}: ${error.message}${error.fix ? ` — fix: ${error.fix}` : ''}\n`);
     return error.exitStatus;
   }
   const message = error instanceof Error ? error.message : String(error);

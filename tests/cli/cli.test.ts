@@ -127,7 +127,7 @@ describe('episode-factory command line', () => {
   it('exits 2 when no command is given, and reports errors as JSON under --json', () => {
     const bare = cli(workdir);
     assert.equal(bare.status, 2);
-    assert.match(bare.stderr, /Usage: episode-factory/);
+    assert.match(bare.stderr, /^episode-factory: no command given — fix: name one of generate, replay, .*; see `episode-factory --help`\n$/);
     const json = cli(workdir, 'generate', 'no-such-lane', '--json');
     assert.equal(json.status, 2);
     const error = JSON.parse(json.stderr).error;
@@ -141,7 +141,7 @@ describe('episode-factory command line', () => {
       [['generate', 'no-such-lane'], /no lane named "no-such-lane" — fix: known lanes: .*tool-world-v1/],
       [['generate', 'tool-world-v1', '--task', 'nope'], /lane tool-world-v1 has no task "nope" — fix: tasks are: find-open-bugs/],
       [['replay', 'nowhere'], /nowhere is not a directory — fix: /],
-      [['generate', 'tool-world-v1', '--colour', 'red'], /unknown option '--colour'/],
+      [['generate', 'tool-world-v1', '--colour', 'red'], /^episode-factory generate: unknown option --colour — fix: see `episode-factory generate --help`/],
     ];
     for (const [args, pattern] of cases) {
       const result = cli(workdir, ...args);

@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { Command, CommanderError } from 'commander';
 import { registerDedup } from '../../src/cli/dedup-command.js';
 import { reportError, type Streams } from '../../src/cli/output.js';
+import { isHelpOrVersion, reportUsageErrorsInProjectStyle } from '../../src/cli/usage-errors.js';
 import { dedupDataset } from '../../src/dataset/dedup.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
@@ -26,15 +27,13 @@ async function run(...argv: string[]): Promise<{ status: number; stdout: string;
     });
   const streams: Streams = { stdout: sink((text) => (stdout += text)), stderr: sink((text) => (stderr += text)) };
   let status = 0;
-  const program = new Command('episode-factory')
-    .exitOverride()
-    .configureOutput({ writeOut: (text) => streams.stdout.write(text), writeErr: (text) => streams.stderr.write(text) });
+  const program = new Command('episode-factory').configureOutput({ writeOut: (text) => streams.stdout.write(text), writeErr: (text) => streams.stderr.write(text) });
   registerDedup(program, streams, (value) => (status = value));
-  for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
+  reportUsageErrorsInProjectStyle(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
-    status = error instanceof CommanderError ? (error.code === 'commander.helpDisplayed' ? 0 : 2) : reportError(error, streams);
+    status = error instanceof CommanderError && isHelpOrVersion(error) ? 0 : reportError(error, streams);
   }
   return { status, stdout, stderr };
 }
@@ -76,7 +75,7 @@ describe('episode-factory dedup', () => {
     assert.match(badNear.stderr, /--near takes a number in \(0, 1\]/);
     const missingOut = await run('dedup', SAMPLE);
     assert.equal(missingOut.status, 2);
-    assert.match(missingOut.stderr, /required option '--out <dir>'/);
+    assert.match(missingOut.stderr, /^episode-factory dedup: required option --out <dir> is missing — fix: pass --out <dir> \(where to write/);
     const provider = await run('dedup', SAMPLE, '--out', join(work, 'provider'), '--embed', 'openai:text-embedding-3');
     assert.equal(provider.status, 2);
     assert.match(provider.stderr, /--embed openai:text-embedding-3 is not a provider:model pair .* — fix: write --embed ollama:<model>/);
