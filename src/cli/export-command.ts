@@ -22,12 +22,12 @@ interface ExportFlags {
   json?: boolean;
 }
 
-const ARGUMENTS_HELP =
-  'how tool-call arguments are written: "string" (the OpenAI wire shape, a JSON-encoded string: OpenAI-format trainers, ' +
-  'templates that print arguments verbatim such as DeepSeek-V3) or "object" (the parsed JSON object: templates that apply ' +
-  '`tojson` to them, such as Qwen2.5, Llama 3.1 and gpt-oss, which would otherwise encode them twice)';
+const ARGUMENTS_HELP = 'how tool-call arguments are written: string (JSON-encoded, the OpenAI shape) or object (parsed, for chat templates that apply tojson)';
 
 const ARGUMENTS_NOTE =
+  '\n--arguments string is the OpenAI wire shape: OpenAI-format trainers, and templates that print the arguments verbatim ' +
+  '(DeepSeek-V3). --arguments object suits templates that apply `tojson` to them (Qwen2.5, Llama 3.1, gpt-oss), which ' +
+  'would otherwise encode them twice; a call whose arguments are not a JSON object keeps the text the policy emitted.\n' +
   '\nWithout --out the rows go into the dataset directory, one file per split of the records (split.json\'s, or episodes.jsonl ' +
   'as train), and the files are added to manifest.json; `episode-factory card <dir>` then lists the export as a config, with ' +
   'features that keep tool schemas and object arguments intact, so `datasets.load_dataset(<dir>, "sft")` works. Rerun the ' +
