@@ -11,9 +11,10 @@ For each rendering it reports how the arguments came out:
   error    the template raised (message included)
   missing  neither form is in the output (the template dropped or mangled them)
 
-Each case is rendered twice more: with the messages as loaded (every message carries role, content, tool_calls,
-tool_call_id and name, null where unused) and with the null keys dropped, because some templates test for the
-presence of a key (`'tool_calls' in message`) rather than its value.
+The messages are rendered exactly as loaded: each carries only the keys that apply to it (the card declares every
+message as a `Json` value, so no loader pads it with nulls), which matters because some templates (Llama 3.1,
+DeepSeek-V3) test whether a key such as `tool_calls` is there, not whether it is null. `null_keys` counts any null
+the loaded messages hold anyway.
 
 Usage: python template_conventions.py D            (JSON on stdout)
 """
@@ -69,13 +70,13 @@ TEMPLATES = {
 def pick_row(rows):
     """The first row whose assistant turns make one tool call each (Llama 3.1's template allows no more)."""
     for row in rows:
-        calls = [message["tool_calls"] for message in row["messages"] if message["tool_calls"]]
+        calls = [message["tool_calls"] for message in row["messages"] if message.get("tool_calls")]
         if calls and all(len(turn) == 1 for turn in calls):
             return row
     return None
 
 
-def with_arguments(messages, as_string: bool, drop_nulls: bool):
+def with_arguments(messages, as_string: bool):
     result = []
     for message in messages:
         message = dict(message)
@@ -87,8 +88,6 @@ def with_arguments(messages, as_string: bool, drop_nulls: bool):
                     function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
                 calls.append({**call, "function": function})
             message["tool_calls"] = calls
-        if drop_nulls:
-            message = {key: value for key, value in message.items() if value is not None}
         result.append(message)
     return result
 
@@ -149,7 +148,7 @@ def main() -> int:
         print("template_conventions: no SFT row makes exactly one tool call per assistant turn", file=sys.stderr)
         return 1
     argument_objects = [
-        call["function"]["arguments"] for message in row["messages"] for call in (message["tool_calls"] or [])
+        call["function"]["arguments"] for message in row["messages"] for call in (message.get("tool_calls") or [])
     ]
     if not all(isinstance(arguments, dict) for arguments in argument_objects):
         print("template_conventions: the loaded arguments are not objects (export with --arguments object)", file=sys.stderr)
@@ -164,18 +163,16 @@ def main() -> int:
         tokenizer = build_tokenizer(corpus_texts, spec, template)
         results[name] = {}
         for form in ("object", "string"):
-            results[name][form] = {}
-            for keys in ("as_loaded", "nulls_dropped"):
-                messages = with_arguments(row["messages"], as_string=form == "string", drop_nulls=keys == "nulls_dropped")
-                try:
-                    text = tokenizer.apply_chat_template(messages, tools=row["tools"], tokenize=False)
-                except Exception as error:  # noqa: BLE001  (jinja2 TemplateError, TypeError, ...)
-                    results[name][form][keys] = f"error: {type(error).__name__}: {str(error).splitlines()[0][:160]}"
-                    continue
-                results[name][form][keys] = classify(text, argument_objects)
+            messages = with_arguments(row["messages"], as_string=form == "string")
+            try:
+                text = tokenizer.apply_chat_template(messages, tools=row["tools"], tokenize=False)
+            except Exception as error:  # noqa: BLE001  (jinja2 TemplateError, TypeError, ...)
+                results[name][form] = f"error: {type(error).__name__}: {str(error).splitlines()[0][:160]}"
+                continue
+            results[name][form] = classify(text, argument_objects)
 
-    def verdict(name: str, keys: str) -> str:
-        single = [form for form in ("object", "string") if results[name][form][keys] == "single"]
+    def verdict(name: str) -> str:
+        single = [form for form in ("object", "string") if results[name][form] == "single"]
         return single[0] if len(single) == 1 else ("either" if single else "neither")
 
     report = {
@@ -184,10 +181,9 @@ def main() -> int:
         "first_arguments": argument_objects[0],
         "templates": {name: f"trl/chat_templates/{name}.jinja" for name in TEMPLATES},
         "results": results,
-        # Which argument form each template renders single-encoded, with the null keys dropped (the question of
-        # the argument convention alone) and with the rows exactly as loaded.
-        "needs": {name: verdict(name, "nulls_dropped") for name in TEMPLATES},
-        "needs_as_loaded": {name: verdict(name, "as_loaded") for name in TEMPLATES},
+        # Which argument form each template renders single-encoded, from the rows exactly as loaded.
+        "needs": {name: verdict(name) for name in TEMPLATES},
+        "null_keys": sum(1 for message in row["messages"] for value in message.values() if value is None),
         "versions": {"trl": trl.__version__, "transformers": transformers.__version__, "datasets": datasets.__version__},
     }
     sys.stdout = real_stdout

@@ -221,7 +221,7 @@ def main() -> int:
     except Exception as error:  # noqa: BLE001
         fail(f"cannot load the sft and dpo configs of {dataset_dir}: {type(error).__name__}: {error}")
     first_call = next(
-        (call for row in sft_rows for message in row["messages"] for call in (message["tool_calls"] or [])), None
+        (call for row in sft_rows for message in row["messages"] for call in (message.get("tool_calls") or [])), None
     )
     if first_call is not None and not isinstance(first_call["function"]["arguments"], dict):
         fail(

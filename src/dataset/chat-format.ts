@@ -1,8 +1,10 @@
 // Owns the conversational form the common trainers read (OpenAI-style chat
 // messages with `tool_calls`, tool results as `role: "tool"`, and function
-// schemas as `tools`), converted from records. Every message has the same
-// keys (null where a key does not apply), so a loader infers one type for the
-// column instead of giving up on mixed shapes.
+// schemas as `tools`), converted from records. A message carries only the keys
+// that apply to it (no `tool_calls: null` on a user turn): chat templates such
+// as Llama 3.1's and DeepSeek-V3's test whether a key is there, not whether it
+// is null, and the dataset card declares each message as a JSON value so that
+// a loader gives it back exactly as written instead of padding it.
 //
 // Tool-call arguments come in two forms, because chat templates disagree:
 // "string" is the OpenAI wire shape (a JSON-encoded string, exactly as the
@@ -31,9 +33,11 @@ export interface ChatToolCall {
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
-  tool_calls: ChatToolCall[] | null;
-  tool_call_id: string | null;
-  name: string | null;
+  /** Assistant turns that call tools. */
+  tool_calls?: ChatToolCall[];
+  /** Tool results: the call answered and the tool's name. */
+  tool_call_id?: string;
+  name?: string;
 }
 
 export interface ChatTool {
@@ -41,8 +45,8 @@ export interface ChatTool {
   function: { name: string; description: string; parameters: unknown };
 }
 
-function chat(role: ChatMessage['role'], content: string, extra: Partial<Pick<ChatMessage, 'tool_calls' | 'tool_call_id' | 'name'>> = {}): ChatMessage {
-  return { role, content, tool_calls: extra.tool_calls ?? null, tool_call_id: extra.tool_call_id ?? null, name: extra.name ?? null };
+function chat(role: ChatMessage['role'], content: string, extra: Pick<ChatMessage, 'tool_calls' | 'tool_call_id' | 'name'> = {}): ChatMessage {
+  return { role, content, ...extra };
 }
 
 /** The arguments in the asked-for form; text that is not a JSON object stays text, so nothing the policy emitted is repaired. */
@@ -64,13 +68,13 @@ export function toChatMessage(message: RecordMessage, form: ArgumentsForm = 'str
       return chat(message.role, message.content);
     case 'assistant': {
       const calls = message.tool_calls?.map((call): ChatToolCall => ({ id: call.id, type: 'function', function: { name: call.name, arguments: chatArguments(call.arguments, form) } }));
-      return chat('assistant', message.content, calls ? { tool_calls: calls } : {});
+      return chat('assistant', message.content, calls && calls.length > 0 ? { tool_calls: calls } : {});
     }
     case 'tool':
       // A malformed call has no id to answer: chat templates need one, so the
       // harness's reply reaches the model as a user turn instead.
       if (message.tool_call_id === null) return chat('user', message.content);
-      return chat('tool', message.content, { tool_call_id: message.tool_call_id, name: message.name });
+      return chat('tool', message.content, { tool_call_id: message.tool_call_id, ...(message.name === null ? {} : { name: message.name }) });
   }
 }
 

@@ -393,8 +393,9 @@ function exportsSection(input: DatasetCardInput): string {
     'Rows are in the conversational form TRL\'s `SFTTrainer` and `DPOTrainer` read: `messages` (SFT) or `prompt`, `chosen` and ' +
     '`rejected` (DPO), each message `{role, content, tool_calls, tool_call_id, name}`, plus `tools`, the function schemas the ' +
     `model could call. Tool-call arguments are written ${argumentsText}. ` +
-    'Tool schemas (and object arguments) are declared with the `Json` feature in `dataset_info` above, so they load exactly ' +
-    'as written instead of being merged into one struct whose missing keys come back as `null`.\n\n' +
+    'A message carries only the keys that apply to it. Each message and each tool is declared with the `Json` feature in ' +
+    '`dataset_info` above, so it loads exactly as written, instead of being merged with the others into one struct whose ' +
+    'missing keys come back as `null` (which chat templates would render, or mistake for a tool call).\n\n' +
     python.join('\n') +
     '\n'
   );

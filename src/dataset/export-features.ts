@@ -1,15 +1,16 @@
 // Owns the Hugging Face `datasets` feature declarations of the exports, which
 // the card writes as `dataset_info.features`. Declaring them is what keeps
 // the JSON intact in a loader: without them Arrow infers one struct per
-// column, so the tool schemas of different tools (and object arguments of
-// different calls) are merged into one shape and every missing key comes back
-// as null, which a chat template would then render. The parts whose shape
-// varies are declared with the `Json` type (datasets >= 4.7), which stores
-// each value as JSON text and gives back exactly what was written.
+// column, so the tool schemas of different tools, the object arguments of
+// different calls and messages of different roles are merged into one shape,
+// and every missing key comes back as null, which a chat template would then
+// render or test for. Each message and each tool is declared with the `Json`
+// type (datasets >= 4.7), which stores it as JSON text and gives back exactly
+// what was written, in whichever --arguments form.
 
 import type { ExportFacts } from './export-configs.js';
 
-export type Feature = { dtype: 'string' | 'int64' | 'json' } | { list: Field[] } | { struct: Field[] };
+export type Feature = { dtype: 'string' | 'int64' } | { list: 'json' };
 
 export interface Field {
   name: string;
@@ -17,47 +18,13 @@ export interface Field {
 }
 
 const text: Feature = { dtype: 'string' };
-
-function messages(argumentsFeature: Feature): Feature {
-  return {
-    list: [
-      { name: 'role', feature: text },
-      { name: 'content', feature: text },
-      {
-        name: 'tool_calls',
-        feature: {
-          list: [
-            { name: 'id', feature: text },
-            { name: 'type', feature: text },
-            { name: 'function', feature: { struct: [{ name: 'name', feature: text }, { name: 'arguments', feature: argumentsFeature }] } },
-          ],
-        },
-      },
-      { name: 'tool_call_id', feature: text },
-      { name: 'name', feature: text },
-    ],
-  };
-}
-
-const tools: Feature = {
-  list: [
-    { name: 'type', feature: text },
-    {
-      name: 'function',
-      feature: {
-        struct: [
-          { name: 'name', feature: text },
-          { name: 'description', feature: text },
-          { name: 'parameters', feature: { dtype: 'json' } },
-        ],
-      },
-    },
-  ],
-};
+/** A list of JSON values, each given back exactly as written: a message with only its own keys, a tool with its whole schema. */
+const jsonList: Feature = { list: 'json' };
 
 /** The columns of an export, in the order its rows have them. */
-export function exportFeatures(facts: Pick<ExportFacts, 'config' | 'arguments' | 'text'>): Field[] {
-  const conversation = messages(facts.arguments === 'object' ? { dtype: 'json' } : text);
+export function exportFeatures(facts: Pick<ExportFacts, 'config' | 'text'>): Field[] {
+  const conversation = jsonList;
+  const tools = jsonList;
   if (facts.config === 'sft') {
     return [
       { name: 'record_id', feature: text },
@@ -87,9 +54,7 @@ export function featureLines(fields: readonly Field[], indent: string): string[]
     lines.push(`${indent}- name: ${field.name}`);
     const inner = `${indent}  `;
     const feature = field.feature;
-    if ('dtype' in feature) lines.push(`${inner}dtype: ${feature.dtype}`);
-    else if ('list' in feature) lines.push(`${inner}list:`, ...featureLines(feature.list, inner));
-    else lines.push(`${inner}struct:`, ...featureLines(feature.struct, inner));
+    lines.push('dtype' in feature ? `${inner}dtype: ${feature.dtype}` : `${inner}list: ${feature.list}`);
   }
   return lines;
 }

@@ -38,7 +38,11 @@ describe('export sft', () => {
     for (const [index, row] of rows.entries()) {
       const record = completed[index]!;
       assert.equal(row.messages.length, record.messages.length);
-      assert.deepEqual(Object.keys(row.messages[0]!).sort(), ['content', 'name', 'role', 'tool_call_id', 'tool_calls'], 'every message has the same keys');
+      for (const message of row.messages) {
+        const keys = Object.keys(message).sort();
+        const expected = message.role === 'tool' ? ['content', 'name', 'role', 'tool_call_id'] : message.tool_calls ? ['content', 'role', 'tool_calls'] : ['content', 'role'];
+        assert.deepEqual(keys, expected, `a ${message.role} message carries only the keys that apply to it (no nulls a template would test for)`);
+      }
       const calls = row.messages.flatMap((message) => message.tool_calls ?? []);
       const recorded = record.messages.flatMap((message) => (message.role === 'assistant' ? message.tool_calls ?? [] : []));
       assert.deepEqual(calls.map((call) => [call.id, call.function.name, call.function.arguments]), recorded.map((call) => [call.id, call.name, call.arguments]));
@@ -80,7 +84,7 @@ describe('export dpo', () => {
   });
 
   it('shares the longest prefix that still ends before both sides make a move', () => {
-    const message = (role: 'user' | 'assistant' | 'tool', content: string) => ({ role, content, tool_calls: null, tool_call_id: null, name: null });
+    const message = (role: 'user' | 'assistant' | 'tool', content: string) => ({ role, content });
     const base = [message('user', 'hi'), message('assistant', 'call'), message('tool', 'result')];
     assert.equal(sharedPrompt([...base, message('assistant', 'A')], [...base, message('assistant', 'B')]), 3);
     assert.equal(sharedPrompt([...base, message('assistant', 'A')], [message('user', 'hi'), message('assistant', 'call'), message('tool', 'other')]), 1);

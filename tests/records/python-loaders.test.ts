@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { exportDpo } from '../../src/dataset/export-dpo.js';
@@ -90,11 +90,11 @@ describe('datasets load in the tools training teams use', () => {
           env: { ...process.env, HF_HOME: join(out, '.hf-home'), HF_DATASETS_OFFLINE: '1' },
           maxBuffer: 64 << 20,
         }),
-      ) as { configs: Record<string, Record<string, { rows: number; expected_rows: number; mismatches: number; first_mismatch: unknown } & { small_batches_mismatches?: number; small_batches_error?: string }>>; first_arguments_types: string[]; first_parameters_types: string[] };
+      ) as { configs: Record<string, Record<string, { rows: number; expected_rows: number; mismatches: number; first_mismatch: unknown } & { small_batches_mismatches?: number; small_batches_error?: string }>>; first_arguments_types: string[]; first_parameters_types: string[]; first_message_keys: string[][] };
     const report = load(out);
     assert.deepEqual(Object.keys(report.configs), ['default', 'sft', 'dpo']);
     for (const config of ['sft', 'dpo']) {
-      const { small_batches_mismatches: small, small_batches_error: error, ...splits } = report.configs[config]! as Record<string, unknown>;
+      const { small_batches_mismatches: small, small_batches_error: error, arrow_inferred: _arrow, ...splits } = report.configs[config]! as Record<string, unknown>;
       // A split with no rows is no split to a loader: the test task may make no DPO pair.
       if (config === 'sft') assert.deepEqual(Object.keys(splits), ['train', 'test'], 'sft: one split per records split');
       else assert.ok(Object.keys(splits).includes('train'), 'dpo: the train split');
@@ -108,14 +108,12 @@ describe('datasets load in the tools training teams use', () => {
     }
     assert.deepEqual(report.first_arguments_types, ['dict'], 'arguments reach a chat template as objects');
     assert.deepEqual(report.first_parameters_types, ['dict']);
+    assert.deepEqual(report.first_message_keys[0], ['content', 'role'], 'a system turn comes back without tool_calls, tool_call_id or name');
+    assert.ok(report.first_message_keys.some((keys) => keys.includes('tool_calls')) && report.first_message_keys.some((keys) => keys.includes('tool_call_id')));
 
-    // The same files without the card's dataset_info: in small batches the loader's own inference fails or pads.
-    const bare = join(temporaryDirectory(), 'bare');
-    cpSync(out, bare, { recursive: true });
-    const card = readFileSync(join(bare, 'README.md'), 'utf8');
-    writeFileSync(join(bare, 'README.md'), card.replace(/^dataset_info:\n(?:(?:- | ).*\n)*/m, ''));
-    assert.doesNotMatch(readFileSync(join(bare, 'README.md'), 'utf8'), /^dataset_info:/m);
-    const inferred = load(bare).configs.sft! as { small_batches_error?: string; small_batches_mismatches?: number };
-    assert.ok(inferred.small_batches_error !== undefined || (inferred.small_batches_mismatches ?? 0) > 0, 'without declared features the rows do not survive');
+    // The contrast: Arrow's own inference, one struct per column, pads every message and tool to the union of their keys.
+    // Here it fails outright: a wrongly typed argument makes one column both a number and a string.
+    const inferred = report.configs.sft!.arrow_inferred as unknown as string;
+    assert.ok(/^error: /.test(inferred) || !/^0 rows/.test(inferred), `Arrow's inference does not keep the rows: ${inferred}`);
   });
 });
