@@ -1,8 +1,9 @@
-// Shared test helpers: temporary directories that clean themselves up, and the
-// repository's own paths.
+// Shared test helpers: temporary directories that clean themselves up, the
+// repository's own paths, the CLI and other children run with hard limits, and
+// the Python environment of the loader and training tests.
 
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,16 +57,14 @@ export interface TimedCliResult extends CliResult {
 }
 
 /**
- * The same, with a hard limit: past `limitMs` the child is killed with SIGKILL
- * (a process stuck in a regular expression runs no signal handler), so a
- * regression fails the test instead of hanging the suite.
+ * Runs `command` with a hard limit: past `limitMs` the child is killed with
+ * SIGKILL (a process stuck in a regular expression runs no signal handler), so
+ * a regression fails the test instead of hanging the suite.
  */
-export function runCliWithin(limitMs: number, cwd: string, ...args: string[]): Promise<TimedCliResult> {
-  const environment = { ...process.env };
-  delete environment.SOURCE_DATE_EPOCH;
+export function runWithin(limitMs: number, command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<TimedCliResult> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: environment });
+    const child = spawn(command, args, options);
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -84,6 +83,26 @@ export function runCliWithin(limitMs: number, cwd: string, ...args: string[]): P
       resolve({ status, stdout, stderr, timedOut, seconds: (performance.now() - started) / 1000 });
     });
   });
+}
+
+/** The installed command in `cwd` with a hard limit (see runWithin), without SOURCE_DATE_EPOCH from the test's environment. */
+export function runCliWithin(limitMs: number, cwd: string, ...args: string[]): Promise<TimedCliResult> {
+  const environment = { ...process.env };
+  delete environment.SOURCE_DATE_EPOCH;
+  return runWithin(limitMs, process.execPath, [CLI, ...args], { cwd, env: environment });
+}
+
+/**
+ * The Python of the loader and training tests: EPISODE_FACTORY_PYTHON, or the
+ * environment scripts/python-loaders.sh builds (run here, so a test that needs
+ * it builds it when it is missing and never silently skips).
+ */
+export function pythonEnvironment(): string {
+  if (process.env.EPISODE_FACTORY_PYTHON) return process.env.EPISODE_FACTORY_PYTHON;
+  const venvPython = join(REPO_ROOT, '.cache', 'python-loaders', 'bin', 'python');
+  execFileSync(join(REPO_ROOT, 'scripts', 'python-loaders.sh'), { stdio: ['ignore', 'ignore', 'inherit'], timeout: 20 * 60_000 });
+  if (!existsSync(venvPython)) throw new Error(`scripts/python-loaders.sh did not build ${venvPython}`);
+  return venvPython;
 }
 
 /** A value nested `depth` levels deep, objects and arrays in turn, around `leaf`: for depth limits and cycles. */

@@ -264,6 +264,8 @@ def main() -> int:
         fp16=False,
         weight_decay=0.0,
         max_grad_norm=1.0,
+        lr_scheduler_type="constant_with_warmup",
+        warmup_steps=2,
     )
 
     # --- SFT -------------------------------------------------------------------------------------------------
@@ -271,8 +273,6 @@ def main() -> int:
         output_dir=os.path.join(work_dir, "sft"),
         max_steps=arguments.sft_steps,
         learning_rate=arguments.sft_lr,
-        lr_scheduler_type="constant_with_warmup",
-        warmup_steps=2,
         assistant_only_loss=True,
         packing=False,
         **common,
@@ -323,8 +323,6 @@ def main() -> int:
         output_dir=os.path.join(work_dir, "dpo"),
         max_steps=arguments.dpo_steps,
         learning_rate=arguments.dpo_lr,
-        lr_scheduler_type="constant_with_warmup",
-        warmup_steps=2,
         beta=0.1,
         **common,
     )

@@ -732,7 +732,7 @@ export async function readCardFacts(dir: string, dataset: Dataset, options: Card
     }
     if (facts.license === undefined && facts.problems.length === 0) facts.problems.push({ reason: 'the records name no lane, so no lane sets the license', fix });
   }
-  const { exports, problems } = await readExports(dir);
+  const { exports, problems } = await readExports(dir, dataset);
   facts.exports = exports;
   for (const problem of problems) facts.problems.push({ reason: problem.reason, fix: problem.fix });
   return facts;

@@ -11,7 +11,7 @@ import { isJsonObject } from '../core/json-value.js';
 import { readLines } from '../records/jsonl.js';
 import { readManifest } from '../records/manifest.js';
 import type { ArgumentsForm } from './chat-format.js';
-import { assertDatasetDirectory, EPISODES_FILE, readDataset } from './dataset-reader.js';
+import { assertDatasetDirectory, type Dataset, EPISODES_FILE, readDataset } from './dataset-reader.js';
 import { exportDpo, type DpoSummary } from './export-dpo.js';
 import { exportSft, type SftOptions, type SftSummary } from './export-sft.js';
 import { readSplitLayout } from './split-layout.js';
@@ -116,10 +116,16 @@ function rerun(config: ExportConfig, dir: string): string {
  * whose rows name records that are gone, or that misses completed records, is
  * stale and reported, never described as data.
  */
-export async function readExports(dir: string): Promise<{ exports: ExportFacts[]; problems: ExportProblem[] }> {
+export async function readExports(dir: string, episodes?: Dataset): Promise<{ exports: ExportFacts[]; problems: ExportProblem[] }> {
   const exports: ExportFacts[] = [];
   const problems: ExportProblem[] = [];
   const splits = recordSplits(dir);
+  // Each split's records are read once for both configs; episodes.jsonl not at all when the caller has it.
+  const read = new Map<string, Dataset>(episodes ? [[EPISODES_FILE, episodes]] : []);
+  const recordsOf = async (file: string): Promise<Dataset> => {
+    if (!read.has(file)) read.set(file, await readDataset(dir, file));
+    return read.get(file)!;
+  };
   for (const config of EXPORT_CONFIGS) {
     const present = splits.filter((split) => existsSync(join(dir, configFile(config, split.name))));
     if (present.length === 0) continue;
@@ -132,7 +138,7 @@ export async function readExports(dir: string): Promise<{ exports: ExportFacts[]
     let stale: string | undefined;
     for (const split of splits) {
       const path = configFile(config, split.name);
-      const records = await readDataset(dir, split.file);
+      const records = await recordsOf(split.file);
       const known = new Set(records.rows.map((row) => row.record.record_id));
       const completed = new Set(records.rows.filter((row) => row.record.result.task_completed).map((row) => row.record.record_id));
       let rows = 0;

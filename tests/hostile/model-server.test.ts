@@ -10,13 +10,12 @@
 // well-formed HTTP with unusable text is behaviour, and stays a record.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { validateAgainst } from '../../src/records/schema-registry.js';
 import { NOT_OLLAMA_PAGE, startFakeOllama, startSilentHost, type FakeFailure, type FakeOllama } from '../fixtures/fake-ollama.js';
-import { CLI, REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { CLI, REPO_ROOT, runWithin, temporaryDirectory } from '../helpers.js';
 
 const MODEL = 'fake-qwen:1b';
 
@@ -30,28 +29,12 @@ interface BoundedRun {
 }
 
 /** Runs the CLI in `cwd` and kills it (SIGKILL) if it is still running after `limitMs`. */
-function runBounded(cwd: string, limitMs: number, args: string[]): Promise<BoundedRun> {
+async function runBounded(cwd: string, limitMs: number, args: string[]): Promise<BoundedRun> {
   const environment = { ...process.env };
   delete environment.SOURCE_DATE_EPOCH;
   delete environment.OLLAMA_HOST;
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: environment });
-    let stdout = '';
-    let stderr = '';
-    let killed = false;
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, limitMs);
-    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.once('error', reject);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr, killed, seconds: (performance.now() - started) / 1000 });
-    });
-  });
+  const { timedOut, ...run } = await runWithin(limitMs, process.execPath, [CLI, ...args], { cwd, env: environment });
+  return { ...run, killed: timedOut };
 }
 
 function assertExited(run: BoundedRun, within: number): void {

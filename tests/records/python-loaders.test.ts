@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { exportDpo } from '../../src/dataset/export-dpo.js';
@@ -13,15 +13,7 @@ import { exportSft } from '../../src/dataset/export-sft.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
-
-function python(): string {
-  if (process.env.EPISODE_FACTORY_PYTHON) return process.env.EPISODE_FACTORY_PYTHON;
-  const venvPython = join(REPO_ROOT, '.cache', 'python-loaders', 'bin', 'python');
-  execFileSync(join(REPO_ROOT, 'scripts', 'python-loaders.sh'), { stdio: ['ignore', 'ignore', 'inherit'] });
-  assert.ok(existsSync(venvPython), 'scripts/python-loaders.sh built the environment');
-  return venvPython;
-}
+import { pythonEnvironment, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 describe('datasets load in the tools training teams use', () => {
   it('Hugging Face datasets (json, parquet, arrow), pyarrow, pandas and DuckDB read every row, in order', async () => {
@@ -29,7 +21,7 @@ describe('datasets load in the tools training teams use', () => {
     await generateDataset({ lane: loadLane('tool-world-faults-v1', REPO_ROOT), outDir: out, seeds: { from: 0, to: 3 } });
     const records = readFileSync(join(out, 'episodes.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as EpisodeRecord);
     const report = JSON.parse(
-      execFileSync(python(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), out], {
+      execFileSync(pythonEnvironment(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), out], {
         encoding: 'utf8',
         env: { ...process.env, HF_HOME: join(out, '.hf-home') },
         maxBuffer: 64 << 20,
@@ -53,7 +45,7 @@ describe('datasets load in the tools training teams use', () => {
     const dpo = await exportDpo(out, join(out, 'dpo.jsonl'));
     assert.ok(sft.exported > 0 && dpo.pairs > 0);
     const report = JSON.parse(
-      execFileSync(python(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), out, join(out, 'sft.jsonl'), join(out, 'dpo.jsonl')], {
+      execFileSync(pythonEnvironment(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), out, join(out, 'sft.jsonl'), join(out, 'dpo.jsonl')], {
         encoding: 'utf8',
         env: { ...process.env, HF_HOME: join(out, '.hf-home') },
         maxBuffer: 64 << 20,
@@ -85,7 +77,7 @@ describe('datasets load in the tools training teams use', () => {
     cli('audit', out);
     const load = (dir: string) =>
       JSON.parse(
-        execFileSync(python(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), '--configs', dir], {
+        execFileSync(pythonEnvironment(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), '--configs', dir], {
           encoding: 'utf8',
           env: { ...process.env, HF_HOME: join(out, '.hf-home'), HF_DATASETS_OFFLINE: '1' },
           maxBuffer: 64 << 20,

@@ -9,11 +9,10 @@
 // this test builds it too if it is missing, so it never silently skips.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { REPO_ROOT, runCliWithin, temporaryDirectory } from '../helpers.js';
+import { pythonEnvironment, REPO_ROOT, runCliWithin, runWithin, temporaryDirectory, type TimedCliResult } from '../helpers.js';
 
 const TRAIN_SCRIPT = join(REPO_ROOT, 'examples', 'train', 'train_tiny.py');
 const CONVENTIONS_SCRIPT = join(REPO_ROOT, 'examples', 'train', 'template_conventions.py');
@@ -21,46 +20,12 @@ const CONVENTIONS_SCRIPT = join(REPO_ROOT, 'examples', 'train', 'template_conven
 const TRAIN_LIMIT_MS = 8 * 60_000;
 const CLI_LIMIT_MS = 3 * 60_000;
 
-function python(): string {
-  if (process.env.EPISODE_FACTORY_PYTHON) return process.env.EPISODE_FACTORY_PYTHON;
-  const venvPython = join(REPO_ROOT, '.cache', 'python-loaders', 'bin', 'python');
-  execFileSync(join(REPO_ROOT, 'scripts', 'python-loaders.sh'), { stdio: ['ignore', 'ignore', 'inherit'], timeout: 20 * 60_000 });
-  assert.ok(existsSync(venvPython), 'scripts/python-loaders.sh built the environment');
-  return venvPython;
-}
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  seconds: number;
-}
+type Run = TimedCliResult;
 
 /** Runs a Python script with a hard limit: past `limitMs` the child gets SIGKILL, so a hang fails the test instead of the suite. */
 function runPython(executable: string, args: string[], limitMs: number, home: string): Promise<Run> {
   const env = { ...process.env, HF_HOME: home, HF_HUB_OFFLINE: '1', HF_DATASETS_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' };
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(executable, args, { cwd: REPO_ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, limitMs);
-    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr, timedOut, seconds: (performance.now() - started) / 1000 });
-    });
-  });
+  return runWithin(limitMs, executable, args, { cwd: REPO_ROOT, env });
 }
 
 function describeRun(what: string, run: Run): string {
@@ -109,7 +74,7 @@ describe('proof by training: a tiny model learns from what the CLI exports', () 
   let executable = '';
 
   before(async () => {
-    executable = python();
+    executable = pythonEnvironment();
     const steps: string[][] = [
       ['generate', 'tool-world-dpo-v1', '--seeds', '0..2', '--out', dataset, '--quiet'],
       ['export', 'sft', dataset, '--arguments', 'object'],
