@@ -73,13 +73,19 @@ function checkReferences(text: unknown, known: ReadonlySet<string>, tokens: (str
 function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
   const params = checkParams(task.params, new Set(), [...base, 'params'], at);
   checkReferences(task.user, params, [...base, 'user'], at);
-  checkSolution(task.solution, params, [...base, 'solution'], toolNames, at);
+  const factIds = checkFacts(task, params, base, at);
+  checkSolution(task.solution, params, [...base, 'solution'], toolNames, at, factIds);
+  if (task.guess) {
+    checkSolution(task.guess, params, [...base, 'guess'], toolNames, at, factIds);
+    if (!task.solution.some((step) => 'ask' in step)) at([...base, 'guess'], 'is played instead of the first question, but the solution asks nothing; add an {"ask": ...} step or drop "guess"');
+  }
 
   // The policy may know only what the user said: a parameter value the
-  // solution uses must appear, by the same expression, in the user message.
+  // solution uses must appear, by the same expression, in the user message
+  // or in the answer the user gives to a question about a withheld fact.
   let stated: Set<string>;
   try {
-    stated = new Set(templateExpressions(task.user));
+    stated = new Set([...templateExpressions(task.user), ...(task.facts ?? []).filter((fact) => fact.withheld).flatMap((fact) => templateExpressions(fact.answer))]);
   } catch {
     stated = new Set();
   }
@@ -101,7 +107,7 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
   task.predicates.forEach((predicate, index) => {
     if (ids.has(predicate.id)) at([...base, 'predicates', index, 'id'], `duplicate predicate id "${predicate.id}"`);
     ids.add(predicate.id);
-    checkPredicate(predicate, [...base, 'predicates', index], params, toolNames, at);
+    checkPredicate(predicate, [...base, 'predicates', index], params, toolNames, at, factIds);
   });
   const wrongIds = new Set<string>();
   task.wrong?.forEach((wrong, index) => {
@@ -112,8 +118,23 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
       if (params.has(name)) at([...tokens, 'params', name], `"${name}" is already a parameter of the task; give it another name`);
     }
     const known = checkParams(wrong.params, params, [...tokens, 'params'], at);
-    checkSolution(wrong.solution, known, [...tokens, 'solution'], toolNames, at);
+    checkSolution(wrong.solution, known, [...tokens, 'solution'], toolNames, at, factIds);
   });
+}
+
+/** Facts: unique ids, defined templates, and answers that give the fact away. Returns the fact ids. */
+function checkFacts(task: Task, params: ReadonlySet<string>, base: (string | number)[], at: Report): Set<string> {
+  const ids = new Set<string>();
+  task.facts?.forEach((fact, index) => {
+    const tokens = [...base, 'facts', index];
+    if (ids.has(fact.id)) at([...tokens, 'id'], `duplicate fact id "${fact.id}"`);
+    ids.add(fact.id);
+    for (const key of ['value', 'answer', 'question'] as const) checkReferences(fact[key], params, [...tokens, key], at);
+    if (!fact.answer.includes(fact.value)) at([...tokens, 'answer'], `does not contain the fact's value "${fact.value}": a user who answers must give the fact`);
+    if (fact.asked_by.length === 0) at([...tokens, 'asked_by'], 'needs at least one word that asks for the fact');
+  });
+  if (task.goal !== undefined) checkReferences(task.goal, params, [...base, 'goal'], at);
+  return ids;
 }
 
 /** Checks parameter templates in order; returns every name defined after them. */
@@ -135,8 +156,17 @@ function checkSolution(
   base: (string | number)[],
   toolNames: ReadonlySet<string> | undefined,
   at: Report,
+  factIds: ReadonlySet<string> = new Set(),
 ): void {
   const known = new Set(params);
+  const checkTool = (name: string, where: (string | number)[]) => {
+    if (toolNames && !toolNames.has(name)) at(where, `unknown tool "${name}"; this world has: ${[...toolNames].join(', ')}`);
+  };
+  const define = (name: string | undefined, where: (string | number)[]) => {
+    if (name === undefined) return;
+    if (known.has(name)) at(where, `"${name}" is already defined`);
+    known.add(name);
+  };
   solution.forEach((step, index) => {
     const tokens = [...base, index];
     if ('answer' in step) {
@@ -144,19 +174,28 @@ function checkSolution(
       checkReferences(step.answer, known, [...tokens, 'answer'], at);
       return;
     }
-    const checkTool = (name: string, where: (string | number)[]) => {
-      if (toolNames && !toolNames.has(name)) at(where, `unknown tool "${name}"; this world has: ${[...toolNames].join(', ')}`);
-    };
+    if ('ask' in step) {
+      if (!factIds.has(step.ask)) at([...tokens, 'ask'], `asks for "${step.ask}", which is not one of the task's facts (${[...factIds].join(', ') || 'it has none'})`);
+      return;
+    }
+    if ('parallel' in step) {
+      if (step.parallel.length < 2) at([...tokens, 'parallel'], 'a parallel group needs at least two calls; write a single call as a plain step');
+      // Calls of one turn cannot use each other's results: only what was known before the group.
+      const before = new Set(known);
+      step.parallel.forEach((call, position) => {
+        checkTool(call.call, [...tokens, 'parallel', position, 'call']);
+        checkReferences(call.arguments, before, [...tokens, 'parallel', position, 'arguments'], at);
+        define(call.as, [...tokens, 'parallel', position, 'as']);
+      });
+      return;
+    }
     checkTool(step.call, [...tokens, 'call']);
     checkReferences(step.arguments, known, [...tokens, 'arguments'], at);
     if (step.before) {
       checkTool(step.before.call, [...tokens, 'before', 'call']);
       checkReferences(step.before.arguments, known, [...tokens, 'before', 'arguments'], at);
     }
-    if (step.as) {
-      if (known.has(step.as)) at([...tokens, 'as'], `"${step.as}" is already defined`);
-      known.add(step.as);
-    }
+    define(step.as, [...tokens, 'as']);
     if (step.after) {
       checkTool(step.after.call, [...tokens, 'after', 'call']);
       checkReferences(step.after.arguments, known, [...tokens, 'after', 'arguments'], at);
@@ -195,17 +234,18 @@ function checkPredicate(
   params: ReadonlySet<string>,
   toolNames: ReadonlySet<string> | undefined,
   at: Report,
+  factIds: ReadonlySet<string>,
 ): void {
-  const groups = (['all', 'any', 'not', 'path', 'unchanged', 'count', 'calls', 'answer'] as const).filter((key) => predicate[key] !== undefined);
+  const groups = (['all', 'any', 'not', 'path', 'unchanged', 'count', 'calls', 'answer', 'informed', 'questions'] as const).filter((key) => predicate[key] !== undefined);
   if (groups.length !== 1) {
-    at(tokens, `needs exactly one of all, any, not, path, unchanged, count, calls, answer (found: ${groups.join(', ') || 'none'})`);
+    at(tokens, `needs exactly one of all, any, not, path, unchanged, count, calls, answer, informed, questions (found: ${groups.join(', ') || 'none'})`);
     return;
   }
   const [group] = groups;
   const present = (keys: readonly string[]) => keys.filter((key) => (predicate as Record<string, unknown>)[key] !== undefined);
   const allowed: Record<string, readonly string[]> = {
-    all: [], any: [], not: [], answer: [],
-    path: PATH_OPERATORS, unchanged: ['except', 'allow_added'], count: BOUNDS, calls: BOUNDS,
+    all: [], any: [], not: [], answer: [], informed: [],
+    path: PATH_OPERATORS, unchanged: ['except', 'allow_added'], count: BOUNDS, calls: BOUNDS, questions: BOUNDS,
   };
   for (const key of ['equals', 'contains', 'exists', 'except', 'allow_added', 'min', 'max']) {
     if ((predicate as Record<string, unknown>)[key] !== undefined && !allowed[group!]!.includes(key)) {
@@ -215,7 +255,12 @@ function checkPredicate(
   if (group === 'path' && present(PATH_OPERATORS).length !== 1) {
     at(tokens, 'a "path" predicate needs exactly one of equals, contains, exists');
   }
-  if ((group === 'count' || group === 'calls') && present(BOUNDS).length === 0) {
+  const fact = group === 'informed' ? predicate.informed!.fact : group === 'questions' ? predicate.questions!.fact : undefined;
+  if (fact !== undefined && !factIds.has(fact)) at([...tokens, group!, 'fact'], `"${fact}" is not one of the task's facts (${[...factIds].join(', ') || 'it has none'})`);
+  if (group === 'informed' && toolNames && !toolNames.has(predicate.informed!.before)) {
+    at([...tokens, 'informed', 'before'], `unknown tool "${predicate.informed!.before}"`);
+  }
+  if ((group === 'count' || group === 'calls' || group === 'questions') && present(BOUNDS).length === 0) {
     at(tokens, `a "${group}" predicate needs equals, min or max`);
   }
   if (group === 'calls' && toolNames && !toolNames.has(predicate.calls!.tool)) {
@@ -237,7 +282,7 @@ function checkPredicate(
   const { all, any, not, ...leaf } = predicate;
   checkReferences(leaf, params, tokens, at);
   for (const [key, children] of [['all', all], ['any', any]] as const) {
-    children?.forEach((child, index) => checkPredicate(child, [...tokens, key, index], params, toolNames, at));
+    children?.forEach((child, index) => checkPredicate(child, [...tokens, key, index], params, toolNames, at, factIds));
   }
-  if (not) checkPredicate(not, [...tokens, 'not'], params, toolNames, at);
+  if (not) checkPredicate(not, [...tokens, 'not'], params, toolNames, at, factIds);
 }

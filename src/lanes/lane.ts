@@ -33,9 +33,37 @@ export interface ReadStep {
   expect?: Expectation;
 }
 
+/** One call of a parallel group: several independent calls the batch_reads variant makes in one turn. */
+export interface ParallelCall {
+  call: string;
+  arguments: JsonObject;
+  as?: string;
+}
+
 export type SolutionStep =
   | { call: string; arguments: JsonObject; as?: string; before?: ReadStep; after?: ReadStep & { expect: Expectation } }
+  | { parallel: ParallelCall[] }
+  /** Ask the user for a fact (the fact's id); the scripted user answers it. */
+  | { ask: string }
   | { answer: string };
+
+/**
+ * A fact the task's user means, as the lane writes it ({{param}} templates).
+ * A told fact is in the first message; a withheld one the user gives only
+ * when the agent asks for it.
+ */
+export interface TaskFact {
+  id: string;
+  /** The text that gives the fact away, e.g. "#{{issue.number}}". */
+  value: string;
+  withheld?: boolean;
+  /** Words any one of which, in a question, asks for this fact. */
+  asked_by: string[];
+  /** The scripted user's answer when asked; must contain `value`. */
+  answer: string;
+  /** How a scripted agent asks for it. */
+  question: string;
+}
 
 export interface Query {
   path: string;
@@ -60,6 +88,10 @@ export interface Predicate {
   allow_added?: boolean;
   count?: { path: string; where?: Where; snapshot?: 'initial' | 'final' };
   calls?: { tool: string; ok?: boolean };
+  /** Every call of `tool` comes after a user turn that gave the fact (a write made on a guess fails). */
+  informed?: { fact: string; before: string };
+  /** Count of the agent's questions (text turns with a question mark), only those asking for `fact` if given; bounded by min/max. */
+  questions?: { fact?: string };
   min?: number;
   max?: number;
   answer?: { contains?: string | string[]; contains_all?: Query; contains_none?: Query; matches?: string };
@@ -71,7 +103,13 @@ export interface Task {
   tags?: string[];
   params?: Record<string, ParamSpec>;
   user: string;
+  /** What the user means, told or withheld; a task with facts runs with a user simulator. */
+  facts?: TaskFact[];
+  /** What the user wants, in a sentence, for a model-backed user simulator (the title when absent). */
+  goal?: string;
   solution: SolutionStep[];
+  /** How the guess_then_corrected variant acts instead of its first question: a write on a guess, then an answer. */
+  guess?: SolutionStep[];
   predicates: (Predicate & { id: string })[];
   /** Trajectories the predicates must fail (checked by `lanes check`). */
   wrong?: WrongTrajectory[];

@@ -7,14 +7,20 @@ import { canonicalJson } from '../core/canonical-json.js';
 import type { JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
 import { renderDeep, renderString } from '../core/template.js';
-import type { SolutionStep, Task, Where } from './lane.js';
+import type { UserFact } from '../core/user-facts.js';
+import type { ScriptStep } from '../policy/scripted-policy.js';
+import type { SolutionStep, Task, TaskFact, Where } from './lane.js';
 import { collectionAt, matchesWhere } from './where-clause.js';
 
 export interface TaskInstance {
   task: Task;
   params: Record<string, JsonValue>;
   userMessage: string;
-  script: SolutionStep[];
+  script: ScriptStep[];
+  /** What the user means, rendered; empty when the task declares no facts (then no user simulator runs). */
+  facts: UserFact[];
+  /** The task's guess script, rendered as far as the parameters go. */
+  guess?: ScriptStep[];
 }
 
 export class TaskBindingError extends Error {
@@ -47,14 +53,33 @@ export function bindParams(task: Task, snapshot: JsonValue, random: Random): Rec
 
 export function instantiateTask(task: Task, snapshot: JsonValue, random: Random): TaskInstance {
   const params = bindParams(task, snapshot, random);
+  const facts = (task.facts ?? []).map((fact) => renderFact(fact, params));
   return {
     task,
     params,
     userMessage: renderString(task.user, params),
-    script: task.solution.map((step) =>
-      'answer' in step
-        ? { answer: String(renderDeep(step.answer, params, { partial: true })) }
-        : (renderDeep(step, params, { partial: true }) as SolutionStep),
-    ),
+    script: renderScript(task.solution, params, facts),
+    facts,
+    ...(task.guess ? { guess: renderScript(task.guess, params, facts) } : {}),
   };
+}
+
+export function renderFact(fact: TaskFact, params: Record<string, JsonValue>): UserFact {
+  return {
+    id: fact.id,
+    value: renderString(fact.value, params),
+    withheld: fact.withheld === true,
+    asked_by: fact.asked_by,
+    answer: renderString(fact.answer, params),
+    question: renderString(fact.question, params),
+  };
+}
+
+/** Parameters filled in; references to results the episode has not produced yet are left for the policy. */
+function renderScript(steps: readonly SolutionStep[], params: Record<string, JsonValue>, facts: readonly UserFact[]): ScriptStep[] {
+  return steps.map((step): ScriptStep => {
+    if ('answer' in step) return { answer: String(renderDeep(step.answer, params, { partial: true })) };
+    if ('ask' in step) return { ask: step.ask, question: facts.find((fact) => fact.id === step.ask)?.question ?? `What is the ${step.ask}?` };
+    return renderDeep(step, params, { partial: true }) as ScriptStep;
+  });
 }

@@ -19,8 +19,26 @@ export interface ToolCallAction {
   text?: string;
   /** Wait this long before the call (a retry's backoff); traced, never recorded. */
   backoff_ms?: number;
-  /** Further calls the model made in the same turn: one call runs per step, the rest are counted in the trace. */
-  ignored_calls?: number;
+}
+
+/** One call of a turn that makes several. */
+export interface ToolCallRequest {
+  name: string;
+  /** Unvalidated, as for a single call. */
+  arguments: unknown;
+}
+
+/**
+ * Several tool calls in one assistant turn (parallel calls). The runner
+ * validates each on its own, executes the valid ones in the order given and
+ * answers every one with its own tool message, matched by id. A turn of one
+ * call is a ToolCallAction; policies never send a one-element list.
+ */
+export interface ToolCallsAction {
+  kind: 'tool_calls';
+  calls: ToolCallRequest[];
+  text?: string;
+  backoff_ms?: number;
 }
 
 export interface MalformedToolCall {
@@ -30,7 +48,7 @@ export interface MalformedToolCall {
   reason: string;
 }
 
-export type Action = FinalText | ToolCallAction | MalformedToolCall;
+export type Action = FinalText | ToolCallAction | ToolCallsAction | MalformedToolCall;
 
 export interface Observation {
   readonly messages: readonly Message[];

@@ -33,6 +33,9 @@ export interface ScriptRead {
 
 export type ScriptStep =
   | { call: string; arguments: JsonObject; as?: string; before?: ScriptRead; after?: ScriptRead & { expect: ReadExpectation } }
+  | { parallel: { call: string; arguments: JsonObject; as?: string }[] }
+  /** A question to the user about a fact: `question` is the rendered text the agent says. */
+  | { ask: string; question: string }
   | { answer: string };
 
 export const SCRIPTED_VARIANTS = [
@@ -127,7 +130,7 @@ export class ScriptedPolicy implements Policy {
     if (!step) return { kind: 'final_text', text: 'Done.' };
     if ('answer' in step) return { kind: 'final_text', text: renderString(step.answer, this.results) };
     const readsFirst = this.variant === 'precondition_first' || this.variant === 'verify_after_write';
-    return this.issue(readsFirst && step.before ? 'before' : 'main', observation);
+    return this.issue(readsFirst && (step as { before?: ScriptRead }).before ? 'before' : 'main', observation);
   }
 
   private issue(phase: Phase, observation: Observation): ToolCallAction {

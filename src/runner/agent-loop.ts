@@ -180,7 +180,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
           }
           const message: AssistantMessage = { role: 'assistant', content: typeof action.text === 'string' ? action.text : '', tool_calls: [call] };
           messages.push(message);
-          trace.emit('action_parsed', { kind: 'tool_call', call_id: call.id, tool: call.name, ...(action.ignored_calls ? { ignored_calls: action.ignored_calls } : {}) });
+          trace.emit('action_parsed', { kind: 'tool_call', call_id: call.id, tool: call.name });
           state = { at: 'validate', call };
         } else {
           const raw = action?.kind === 'malformed_tool_call' && typeof action.raw === 'string' ? action.raw : safeText(action);

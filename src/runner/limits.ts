@@ -12,6 +12,8 @@ export interface Limits {
   tool_timeout_ms: number;
   /** Largest tool result, in UTF-8 bytes, reinjected into the conversation. */
   max_result_bytes: number;
+  /** Replies a user simulator may give; past it the agent's text ends the episode. */
+  max_user_turns: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -20,4 +22,5 @@ export const DEFAULT_LIMITS: Limits = {
   wall_time_ms: 60_000,
   tool_timeout_ms: 5_000,
   max_result_bytes: 32_768,
+  max_user_turns: 4,
 };

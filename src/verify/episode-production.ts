@@ -7,9 +7,9 @@ import type { Message } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
 import { substream, type Random } from '../core/random.js';
 import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
-import type { SolutionStep } from '../lanes/lane.js';
 import { instantiateTask } from '../lanes/task-instance.js';
 import type { Policy } from '../policy/policy-contract.js';
+import type { ScriptStep } from '../policy/scripted-policy.js';
 import type { EpisodeRecord, FaultFired } from '../records/episode-record.js';
 import type { WallTimeHalt } from '../runner/agent-loop.js';
 import type { TraceSink } from '../runner/trace.js';
@@ -29,8 +29,10 @@ import { assembleRecord } from './record-assembly.js';
 export interface PolicyRequest {
   taskId: string;
   variant: string;
-  script: SolutionStep[];
+  script: ScriptStep[];
   random: Random;
+  /** For tasks with a user simulator: what the dialogue variants play instead of asking, or ask needlessly. */
+  dialogue?: { guess?: ScriptStep[]; told_question?: string };
 }
 
 export type PolicyFactory = (request: PolicyRequest) => Policy;

@@ -134,9 +134,9 @@ export class OllamaPolicy implements Policy {
       content += part.message?.content ?? '';
       for (const call of part.message?.tool_calls ?? []) calls.push({ name: call.function.name, arguments: asArguments(call.function.arguments) });
     }
-    const [first, ...rest] = calls;
+    const [first] = calls;
     if (first) {
-      return { kind: 'tool_call', name: first.name, arguments: first.arguments, ...(content.trim() ? { text: content.trim() } : {}), ...(rest.length ? { ignored_calls: rest.length } : {}) };
+      return { kind: 'tool_call', name: first.name, arguments: first.arguments, ...(content.trim() ? { text: content.trim() } : {}) };
     }
     // The server's template parser found no call; the family may still have written one as text.
     return content;
