@@ -9,6 +9,7 @@ import type { PolicyFactory } from '../verify/episode-production.js';
 export function policyFactoryFor(lane: Lane): PolicyFactory {
   switch (lane.document.policy.kind) {
     case 'scripted':
-      return (request) => new ScriptedPolicy({ script: request.script, variant: request.variant as ScriptedVariant, random: request.random });
+      return (request) =>
+        new ScriptedPolicy({ script: request.script, variant: request.variant as ScriptedVariant, random: request.random, ...(request.dialogue ? { dialogue: request.dialogue } : {}) });
   }
 }

@@ -10,7 +10,16 @@
 //   verify_after_write  reads before and back after each write, re-reads a stale view,
 //                       and checks an ambiguous write failure before repeating the write
 //   give_up_on_fault    apologises and stops at the first failure (the task fails)
+//   batch_reads         makes a solution's parallel group of independent reads in one
+//                       turn (every other variant makes them one per turn), and retries
+//                       the calls of a group that failed transiently
+//   guess_then_corrected  does not ask the user for a withheld fact: acts on a guess
+//                       instead (the task's guess script), and goes on once corrected
+//   asks_too_often      also asks for a fact the user already told it
 //
+// A solution's ask step says the fact's question as text; the user simulator
+// answers and the script goes on. An answer step in the middle of a script
+// (a guess's) is said the same way.
 // Every variant but clean, wrong_type_first and give_up_on_fault also finds a
 // tool again after the server renames it. The policy sees only the
 // observation: messages and the tool catalog.
@@ -46,6 +55,9 @@ export const SCRIPTED_VARIANTS = [
   'precondition_first',
   'verify_after_write',
   'give_up_on_fault',
+  'batch_reads',
+  'guess_then_corrected',
+  'asks_too_often',
 ] as const;
 export type ScriptedVariant = (typeof SCRIPTED_VARIANTS)[number];
 
@@ -59,6 +71,7 @@ const RETRYABLE = new Set(['tool_error', 'jsonrpc_error', 'timeout', 'transport_
 /** A failed write that may nevertheless have happened. */
 const AMBIGUOUS = new Set(['timeout', 'transport_error', 'invalid_result', 'result_too_large', 'unreadable']);
 const MAX_RETRY_ATTEMPTS = 3;
+const STOPPED = 'I cannot go on with this task.';
 const MAX_REREADS = 2;
 const BACKOFF_BASE_MS = 10;
 
@@ -82,6 +95,16 @@ export interface ScriptedPolicyOptions {
   variant: ScriptedVariant;
   /** The policy's own choices (which argument to get wrong); unused by most variants. */
   random: Random;
+  /** What the dialogue variants play: a guess instead of the first question, or a question about a fact already told. */
+  dialogue?: { guess?: readonly ScriptStep[]; told_question?: string };
+}
+
+type GroupCall = Extract<ScriptStep, { parallel: unknown }>['parallel'][number];
+
+/** A parallel group in flight: each call, whether it is done, and which calls the last turn sent. */
+interface Batch {
+  calls: { call: GroupCall; arguments: JsonObject; attempts: number; done: boolean }[];
+  sent: number[];
 }
 
 export class ScriptedPolicy implements Policy {
@@ -96,9 +119,11 @@ export class ScriptedPolicy implements Policy {
   private stepIndex = 0;
   private mistakePending: boolean;
   private pending: Pending | undefined;
+  private batch: Batch | undefined;
+  private stopped = false;
 
   constructor(options: ScriptedPolicyOptions) {
-    this.script = options.script;
+    this.script = playedScript(options.script, options.variant, options.dialogue);
     this.variant = options.variant;
     this.random = options.random;
     this.mistakePending = options.variant === 'wrong_type_first' || options.variant === 'repair_arguments';
@@ -106,15 +131,18 @@ export class ScriptedPolicy implements Policy {
   }
 
   async next(observation: Observation, _signal?: AbortSignal): Promise<Action> {
+    // Once it has given up it stays given up, whatever the user says next.
+    if (this.stopped) return { kind: 'final_text', text: STOPPED };
     this.firstObservation ??= observation;
     const last = observation.messages[observation.messages.length - 1];
     try {
+      if (this.batch && last?.role === 'tool') return this.onBatchResults(observation);
       if (this.pending && last?.role === 'tool') return this.onResult(interpret(last), observation);
       return this.advance(observation);
     } catch (error) {
       // A script that cannot go on (a result it needs never arrived) ends honestly.
       if (error instanceof TemplateError) {
-        return { kind: 'final_text', text: 'I could not finish the task: I never got a result I needed to go on.' };
+        return this.giveUp('I could not finish the task: I never got a result I needed to go on.');
       }
       throw error;
     }
@@ -126,11 +154,72 @@ export class ScriptedPolicy implements Policy {
 
   private advance(observation: Observation): Action {
     this.pending = undefined;
+    this.batch = undefined;
     const step = this.script[this.stepIndex];
     if (!step) return { kind: 'final_text', text: 'Done.' };
-    if ('answer' in step) return { kind: 'final_text', text: renderString(step.answer, this.results) };
+    // Said as text; should the user reply, the script goes on from the next step.
+    if ('answer' in step) {
+      this.stepIndex++;
+      return { kind: 'final_text', text: renderString(step.answer, this.results) };
+    }
+    if ('ask' in step) {
+      this.stepIndex++;
+      return { kind: 'final_text', text: step.question };
+    }
+    if ('parallel' in step) {
+      this.batch = { calls: step.parallel.map((call) => ({ call, arguments: renderDeep(call.arguments, this.results) as JsonObject, attempts: 0, done: false })), sent: [] };
+      return this.sendBatch();
+    }
     const readsFirst = this.variant === 'precondition_first' || this.variant === 'verify_after_write';
     return this.issue(readsFirst && (step as { before?: ScriptRead }).before ? 'before' : 'main', observation);
+  }
+
+  private giveUp(text: string): Action {
+    this.stopped = true;
+    return { kind: 'final_text', text };
+  }
+
+  /** Sends every call of the batch not yet done, in one turn (one call alone is a plain call). */
+  private sendBatch(text?: string): Action {
+    const batch = this.batch!;
+    batch.sent = batch.calls.flatMap((entry, index) => (entry.done ? [] : [index]));
+    const calls = batch.sent.map((index) => {
+      const entry = batch.calls[index]!;
+      entry.attempts++;
+      return { name: this.toolName(entry.call.call), arguments: entry.arguments };
+    });
+    const extra = text ? { text } : {};
+    return calls.length === 1 ? { kind: 'tool_call', ...calls[0]!, ...extra } : { kind: 'tool_calls', calls, ...extra };
+  }
+
+  /** The results of a batch's turn, matched to its calls by tool_call_id. */
+  private onBatchResults(observation: Observation): Action {
+    const batch = this.batch!;
+    const { messages } = observation;
+    let turn = messages.length - 1;
+    while (turn >= 0 && messages[turn]!.role === 'tool') turn--;
+    const assistant = messages[turn];
+    const ids = assistant?.role === 'assistant' ? (assistant.tool_calls ?? []).map((call) => call.id) : [];
+    const failures: string[] = [];
+    for (const [position, index] of batch.sent.entries()) {
+      const entry = batch.calls[index]!;
+      const answer = messages.slice(turn + 1).find((message): message is ToolMessage => message.role === 'tool' && message.tool_call_id === ids[position]);
+      const outcome: Outcome = answer ? interpret(answer) : { ok: false, kind: 'tool_error', text: '', error: 'no result' };
+      if (outcome.ok) {
+        entry.done = true;
+        if (entry.call.as) this.results[entry.call.as] = outcome.value;
+        continue;
+      }
+      if (!RETRYABLE.has(outcome.kind) || entry.attempts >= MAX_RETRY_ATTEMPTS) {
+        return this.giveUp(`I could not finish the task: ${entry.call.call} failed (${outcome.error}).`);
+      }
+      failures.push(`${entry.call.call} failed (${outcome.error})`);
+    }
+    if (failures.length === 0) {
+      this.stepIndex++;
+      return this.advance(observation);
+    }
+    return this.sendBatch(`${failures.join('; ')}; trying again.`);
   }
 
   private issue(phase: Phase, observation: Observation): ToolCallAction {
@@ -193,7 +282,7 @@ export class ScriptedPolicy implements Policy {
           pending.rereads++;
           return this.reissue(pending.intended.arguments, { text: 'The change does not show yet; reading it again.' });
         }
-        return { kind: 'final_text', text: `I made the change with ${step.call}, but reading it back does not show it, so I cannot confirm it worked.` };
+        return this.giveUp(`I made the change with ${step.call}, but reading it back does not show it, so I cannot confirm it worked.`);
       }
     }
   }
@@ -209,7 +298,7 @@ export class ScriptedPolicy implements Policy {
       return this.reissue(pending.intended.arguments);
     }
     if (this.variant === 'give_up_on_fault') {
-      return { kind: 'final_text', text: `Sorry, I have to stop here: ${tool} failed (${outcome.error}). I have not made any further changes.` };
+      return this.giveUp(`Sorry, I have to stop here: ${tool} failed (${outcome.error}). I have not made any further changes.`);
     }
     if (FINDS_RENAMED_TOOLS.has(this.variant) && isUnknownTool(outcome)) {
       const original = this.firstObservation?.tools.find((candidate) => candidate.name === pending.intended.name);
@@ -258,8 +347,27 @@ export class ScriptedPolicy implements Policy {
       default:
         break;
     }
-    return { kind: 'final_text', text: `I could not finish the task: ${tool} failed (${outcome.error}).` };
+    return this.giveUp(`I could not finish the task: ${tool} failed (${outcome.error}).`);
   }
+}
+
+/**
+ * The script a variant plays: the dialogue variants' changes made, and
+ * parallel groups unrolled into one call per turn for every variant but
+ * batch_reads.
+ */
+function playedScript(script: readonly ScriptStep[], variant: ScriptedVariant, dialogue: ScriptedPolicyOptions['dialogue']): ScriptStep[] {
+  let steps = [...script];
+  const firstAsk = steps.findIndex((step) => 'ask' in step);
+  if (variant === 'guess_then_corrected' && dialogue?.guess && firstAsk >= 0) {
+    steps.splice(firstAsk, 1, ...dialogue.guess);
+  } else if (variant === 'asks_too_often' && dialogue?.told_question && firstAsk >= 0) {
+    steps.splice(firstAsk, 0, { ask: 'told', question: dialogue.told_question });
+  }
+  if (variant !== 'batch_reads') {
+    steps = steps.flatMap((step): ScriptStep[] => ('parallel' in step ? step.parallel.map((call) => ({ ...call })) : [step]));
+  }
+  return steps;
 }
 
 function interpret(message: ToolMessage): Outcome {

@@ -1,6 +1,10 @@
 // Owns the agent loop: one explicit state machine that moves an episode
 // through model turn → parse action → validate → execute → reinject → (model
-// turn | finished). Limits are checked at these boundaries only. Raw policy
+// turn | finished). A turn of several calls validates, executes and reinjects
+// each in the order given, one tool message per call. A text turn goes to the
+// user simulator, when the task has one: its reply is a user message and the
+// agent goes on; otherwise the text is the final answer. Limits are checked at
+// these boundaries only. Raw policy
 // output is never executable: only arguments that pass the tool's schema reach
 // the tool, and a rejected call is reinjected as an `ok: false` result the
 // policy may repair. A policy whose infrastructure failed (a model server
@@ -11,7 +15,8 @@ import type { AssistantMessage, Message, ToolCall, ToolDescriptor, ToolErrorKind
 import { copyPlain } from '../core/json-copy.js';
 import type { JsonObject } from '../core/json-value.js';
 import { compileValidator, formatFieldErrors, type FieldError, type Validator } from '../core/schema-validator.js';
-import { InfrastructureError, type Action, type Observation, type Policy } from '../policy/policy-contract.js';
+import { InfrastructureError, type Action, type Observation, type Policy, type ToolCallRequest } from '../policy/policy-contract.js';
+import type { UserSimulator } from '../policy/user-simulator.js';
 import type { Limits } from './limits.js';
 import type { ToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
@@ -32,6 +37,8 @@ export interface RunStats {
   rejected_calls: number;
   /** Tool messages with ok:false, whatever their cause. */
   error_turns: number;
+  /** Replies the user simulator gave. */
+  user_turns: number;
 }
 
 /** The catalog changed mid-episode (a tool renamed or removed); applied before the message at `before_message`. */
@@ -51,6 +58,8 @@ export interface AgentRun {
 
 export interface AgentLoopOptions {
   policy: Policy;
+  /** Answers the agent's text turns; without one, the first text turn is the final answer. */
+  user?: UserSimulator;
   tools: ToolSession;
   /** The conversation so far: normally the system and user messages. */
   messages: readonly Message[];
@@ -70,7 +79,8 @@ export interface AgentLoopOptions {
 export type WallTimeHalt =
   | { before_executing: string }
   | { before_turn: number }
-  | { during_turn: number };
+  | { during_turn: number }
+  | { during_user_turn: number };
 
 type State =
   | { at: 'model_turn' }
@@ -78,12 +88,14 @@ type State =
   | { at: 'validate'; call: ToolCall }
   | { at: 'execute'; call: ToolCall; args: JsonObject }
   | { at: 'reinject'; message: ToolMessage; then?: Outcome }
+  | { at: 'user_turn' }
   | { at: 'finished'; outcome: Outcome };
 
 class WallTimeExceeded extends Error {}
 
 export const MODEL_TURN_PAST_WALL_TIME = (limit: number) => `model turn ran past wall_time_ms (${limit})`;
 export const WALL_TIME_EXCEEDED = (limit: number) => `exceeded wall_time_ms (${limit})`;
+export const USER_TURN_PAST_WALL_TIME = (limit: number) => `user turn ran past wall_time_ms (${limit})`;
 
 export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun> {
   const { policy, tools, limits } = options;
@@ -97,9 +109,13 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
   const validatorsFor = (catalog: readonly ToolDescriptor[]) => new Map<string, Validator>(catalog.map((tool) => [tool.name, compileValidator(tool.input_schema)]));
   let validators = validatorsFor(tools.catalog);
   const catalogUpdates: CatalogUpdate[] = [];
-  const stats: RunStats = { steps: 0, tool_calls: 0, rejected_calls: 0, error_turns: 0 };
+  const stats: RunStats = { steps: 0, tool_calls: 0, rejected_calls: 0, error_turns: 0, user_turns: 0 };
   let finalText: string | null = null;
   let callCounter = 0;
+  /** The calls of the current turn not yet validated, in the order the policy gave them. */
+  let queued: ToolCall[] = [];
+  /** Set once a call of this turn met the tool-call limit: the rest of the turn is refused and the episode ends. */
+  let limitOutcome: Outcome | undefined;
 
   const reject = (call: ToolCall | null, kind: ToolErrorKind, error: string, errors?: FieldError[]): State => {
     stats.rejected_calls++;
@@ -170,18 +186,22 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
           messages.push({ role: 'assistant', content: action.text });
           finalText = action.text;
           trace.emit('action_parsed', { kind: 'final_text', chars: action.text.length });
-          state = finish(trace, 'final_answer');
-        } else if (action?.kind === 'tool_call' && typeof action.name === 'string' && action.name.length > 0) {
-          const call: ToolCall = { id: `call_${++callCounter}`, name: action.name, arguments: action.arguments ?? null };
+          state = options.user && stats.user_turns < limits.max_user_turns ? { at: 'user_turn' } : finish(trace, 'final_answer');
+        } else if (wellFormedCalls(action)) {
+          const requests: ToolCallRequest[] = action.kind === 'tool_call' ? [{ name: action.name, arguments: action.arguments }] : action.calls;
+          const calls: ToolCall[] = requests.map((request) => ({ id: `call_${++callCounter}`, name: request.name, arguments: request.arguments ?? null }));
+          const first = calls[0]!;
           if (typeof action.backoff_ms === 'number' && action.backoff_ms > 0) {
             const wait = enforceWallTime ? Math.min(action.backoff_ms, Math.max(0, deadline - clock())) : action.backoff_ms;
-            trace.emit('backoff', { call_id: call.id, requested_ms: action.backoff_ms, waited_ms: wait });
+            trace.emit('backoff', { call_id: first.id, requested_ms: action.backoff_ms, waited_ms: wait });
             await new Promise((resolve) => setTimeout(resolve, wait));
           }
-          const message: AssistantMessage = { role: 'assistant', content: typeof action.text === 'string' ? action.text : '', tool_calls: [call] };
+          const message: AssistantMessage = { role: 'assistant', content: typeof action.text === 'string' ? action.text : '', tool_calls: calls };
           messages.push(message);
-          trace.emit('action_parsed', { kind: 'tool_call', call_id: call.id, tool: call.name });
-          state = { at: 'validate', call };
+          if (calls.length === 1) trace.emit('action_parsed', { kind: 'tool_call', call_id: first.id, tool: first.name });
+          else trace.emit('action_parsed', { kind: 'tool_calls', calls: calls.map((call) => ({ call_id: call.id, tool: call.name })) });
+          queued = calls.slice(1);
+          state = { at: 'validate', call: first };
         } else {
           const raw = action?.kind === 'malformed_tool_call' && typeof action.raw === 'string' ? action.raw : safeText(action);
           const reason =
@@ -205,9 +225,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
           state = reject(call, 'invalid_arguments', formatFieldErrors(errors), errors);
           break;
         }
-        if (stats.tool_calls >= limits.max_tool_calls) {
-          const rejected = reject(call, 'tool_call_limit', `tool call limit (${limits.max_tool_calls}) reached; the call was not executed`);
-          state = { ...(rejected as State & { at: 'reinject' }), then: { kind: 'tool_call_limit', detail: `reached max_tool_calls (${limits.max_tool_calls})` } };
+        if (limitOutcome || stats.tool_calls >= limits.max_tool_calls) {
+          limitOutcome = { kind: 'tool_call_limit', detail: `reached max_tool_calls (${limits.max_tool_calls})` };
+          state = reject(call, 'tool_call_limit', `tool call limit (${limits.max_tool_calls}) reached; the call was not executed`);
           break;
         }
         trace.emit('arguments_validated', { call_id: call.id, tool: call.name });
@@ -260,7 +280,43 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRun>
         messages.push(message);
         if (!message.tool_result.ok) stats.error_turns++;
         trace.emit('result_committed', { call_id: message.tool_call_id, ok: message.tool_result.ok, messages: messages.length });
-        state = then ? finish(trace, then.kind, then.detail) : { at: 'model_turn' };
+        // Every call of the turn is answered, even past the limit, so each has its tool message.
+        const nextCall = queued.shift();
+        if (nextCall) state = { at: 'validate', call: nextCall };
+        else if (then ?? limitOutcome) state = finish(trace, (then ?? limitOutcome)!.kind, (then ?? limitOutcome)!.detail);
+        else state = { at: 'model_turn' };
+        break;
+      }
+
+      case 'user_turn': {
+        const user = options.user!;
+        if (options.halt && 'during_user_turn' in options.halt && options.halt.during_user_turn === stats.user_turns + 1) {
+          state = finish(trace, 'wall_time_limit', USER_TURN_PAST_WALL_TIME(limits.wall_time_ms));
+          break;
+        }
+        const started = clock();
+        try {
+          const observation = { messages: copyPlain(messages) };
+          const respond = (signal: AbortSignal) => user.respond(observation, signal);
+          const reply = enforceWallTime ? await withDeadline(respond, deadline - clock()) : await respond(new AbortController().signal);
+          if (reply.kind === 'reply' && reply.text.trim() !== '') {
+            stats.user_turns++;
+            messages.push({ role: 'user', content: reply.text });
+            trace.emit('user_turn', { turn: stats.user_turns, chars: reply.text.length, duration_ms: round(clock() - started) });
+            state = { at: 'model_turn' };
+          } else {
+            trace.emit('user_done', { duration_ms: round(clock() - started) });
+            state = finish(trace, 'final_answer');
+          }
+        } catch (error) {
+          if (error instanceof WallTimeExceeded) {
+            state = finish(trace, 'wall_time_limit', USER_TURN_PAST_WALL_TIME(limits.wall_time_ms));
+          } else {
+            trace.emit('infrastructure_error', { user_turn: stats.user_turns + 1, message: error instanceof Error ? error.message : String(error), duration_ms: round(clock() - started) });
+            // A user simulator that fails says nothing about the agent: the episode is not a record.
+            throw error instanceof InfrastructureError ? error : new InfrastructureError(`user simulator failed: ${error instanceof Error ? error.message : String(error)}`);
+          }
+        }
         break;
       }
     }
@@ -291,6 +347,15 @@ function observationOf(messages: readonly Message[], catalog: readonly ToolDescr
       return (toolsCopy ??= copyPlain(listed));
     },
   };
+}
+
+/** A tool_call with a name, or a tool_calls turn whose every call has a name. */
+function wellFormedCalls(action: Action | undefined): action is Extract<Action, { kind: 'tool_call' | 'tool_calls' }> {
+  if (action?.kind === 'tool_call') return typeof action.name === 'string' && action.name.length > 0;
+  if (action?.kind === 'tool_calls') {
+    return Array.isArray(action.calls) && action.calls.length > 0 && action.calls.every((call) => typeof call?.name === 'string' && call.name.length > 0);
+  }
+  return false;
 }
 
 function finish(trace: TraceSink, kind: OutcomeKind, detail?: string): State {

@@ -7,6 +7,7 @@
 import type { Message, ToolDescriptor } from '../core/conversation.js';
 import type { Random } from '../core/random.js';
 import type { Policy } from '../policy/policy-contract.js';
+import type { UserSimulator } from '../policy/user-simulator.js';
 import type { FaultPlan, FiredFault } from '../world/faults/fault-plan.js';
 import { FaultState } from '../world/faults/fault-state.js';
 import { connectInProcess } from '../world/in-process-connection.js';
@@ -20,6 +21,7 @@ import { NULL_TRACE, type TraceSink } from './trace.js';
 export interface WorldEpisodeOptions {
   instance: WorldInstance;
   policy: Policy;
+  user?: UserSimulator;
   messages: readonly Message[];
   limits: Limits;
   trace?: TraceSink;
@@ -67,6 +69,7 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
     const catalog = opened.catalog;
     const run = await runAgentLoop({
       policy: options.policy,
+      ...(options.user ? { user: options.user } : {}),
       tools: opened,
       messages: options.messages,
       limits: options.limits,

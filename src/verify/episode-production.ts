@@ -10,6 +10,9 @@ import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { instantiateTask } from '../lanes/task-instance.js';
 import type { Policy } from '../policy/policy-contract.js';
 import type { ScriptStep } from '../policy/scripted-policy.js';
+import { ScriptedUser } from '../policy/scripted-user.js';
+import type { UserBrief, UserSimulator } from '../policy/user-simulator.js';
+import { renderString } from '../core/template.js';
 import type { EpisodeRecord, FaultFired } from '../records/episode-record.js';
 import type { WallTimeHalt } from '../runner/agent-loop.js';
 import type { TraceSink } from '../runner/trace.js';
@@ -37,12 +40,26 @@ export interface PolicyRequest {
 
 export type PolicyFactory = (request: PolicyRequest) => Policy;
 
+/** What a user simulator may be built from: the user's brief and its own substream. Never the predicates or the world. */
+export interface UserRequest {
+  taskId: string;
+  brief: UserBrief;
+  random: Random;
+}
+
+export type UserFactory = (request: UserRequest) => UserSimulator;
+
+/** The default user: the task's facts, played by the scripted user. */
+export const scriptedUserFor: UserFactory = (request) => new ScriptedUser(request.brief);
+
 export interface ProduceOptions {
   producedAt: string;
   trace?: TraceSink;
   /** Replay only: see runWorldEpisode. */
   enforceWallTime?: boolean;
   halt?: WallTimeHalt;
+  /** Who plays the user of a task with facts; the scripted user when absent. */
+  userFor?: UserFactory;
 }
 
 export const FACTORY_ACTOR: JsonObject = { role: 'factory', kind: 'program', name: 'episode-factory', version: FACTORY_VERSION };
@@ -54,15 +71,27 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
   const initialSnapshot = world.snapshot(state);
   const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`));
   const variant = chooseVariant(spec);
-  const policy = policyFor({ taskId: task.id, variant, script: instance.script, random: substream(seed, `policy:${task.id}`) });
+  const toldQuestion = instance.facts.find((fact) => !fact.withheld)?.question;
+  const dialogue = instance.guess || toldQuestion !== undefined ? { ...(instance.guess ? { guess: instance.guess } : {}), ...(toldQuestion !== undefined ? { told_question: toldQuestion } : {}) } : undefined;
+  const policy = policyFor({ taskId: task.id, variant, script: instance.script, random: substream(seed, `policy:${task.id}`), ...(dialogue ? { dialogue } : {}) });
+  // Only a task that says what its user means has a user who talks back.
+  const user =
+    instance.facts.length > 0
+      ? (options.userFor ?? scriptedUserFor)({
+          taskId: task.id,
+          brief: { goal: renderString(task.goal ?? task.title, instance.params), opening: instance.userMessage, facts: instance.facts },
+          random: substream(seed, `user:${task.id}`),
+        })
+      : undefined;
   const messages: Message[] = [
     { role: 'system', content: lane.document.system_prompt },
     { role: 'user', content: instance.userMessage },
   ];
-  options.trace?.emit('episode_started', { lane: lane.name, lane_sha256: lane.sha256, task: task.id, seed, variant, policy: policy.actor });
+  options.trace?.emit('episode_started', { lane: lane.name, lane_sha256: lane.sha256, task: task.id, seed, variant, policy: policy.actor, ...(user ? { user: user.actor } : {}) });
   const { catalog, run, faults } = await runWorldEpisode({
     instance: { world, state },
     policy,
+    ...(user ? { user } : {}),
     messages,
     limits: lane.limits,
     trace: options.trace,
@@ -79,6 +108,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     messages: run.messages,
     params: instance.params,
     aliases,
+    facts: instance.facts,
   });
   const evidence = checkClaims(run.final_text, world.tools, run.messages, aliases);
   const faultsFired: FaultFired[] = faults.map((fault) => ({
@@ -101,7 +131,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     evidence,
     initialSnapshot,
     finalSnapshot,
-    actors: [policy.actor, worldActor(world, 'in-memory'), FACTORY_ACTOR],
+    actors: [policy.actor, ...(user ? [user.actor] : []), worldActor(world, 'in-memory'), FACTORY_ACTOR],
     producedAt: options.producedAt,
     faultsFired,
   });

@@ -74,6 +74,8 @@ export async function checkLaneSoundness(lane: Lane, options: SoundnessOptions =
     for (const seed of seeds) {
       const spec: EpisodeSpec = { lane: quiet, task, seed, variant: 'clean' };
       runs.push(await play('solution', undefined, spec, scripted, 'pass'));
+      // A solution with parallel groups must also pass when its calls go in one turn.
+      if (task.solution.some((step) => 'parallel' in step)) runs.push(await play('solution', 'batched', spec, batched, 'pass'));
       runs.push(await play('do-nothing', undefined, spec, () => new DoNothingPolicy(), 'fail'));
       for (const wrong of task.wrong ?? []) {
         runs.push(await play('wrong', wrong.id, { ...spec, task: wrongTask(task, wrong) }, scripted, 'fail'));
@@ -97,10 +99,12 @@ export function wrongTask(task: Task, wrong: WrongTrajectory): Task {
 }
 
 export function label(run: Pick<TrajectoryRun, 'kind' | 'id'>): string {
-  return run.kind === 'wrong' ? `wrong trajectory "${run.id}"` : run.kind;
+  if (run.kind === 'wrong') return `wrong trajectory "${run.id}"`;
+  return run.id === undefined ? run.kind : `${run.kind} (${run.id})`;
 }
 
 const scripted: PolicyFactory = (request) => new ScriptedPolicy({ script: request.script, variant: 'clean', random: request.random });
+const batched: PolicyFactory = (request) => new ScriptedPolicy({ script: request.script, variant: 'batch_reads', random: request.random });
 
 async function play(kind: TrajectoryKind, id: string | undefined, spec: EpisodeSpec, policyFor: PolicyFactory, expected: 'pass' | 'fail'): Promise<TrajectoryRun> {
   const base = { kind, ...(id === undefined ? {} : { id }), seed: spec.seed, expected };

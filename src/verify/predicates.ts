@@ -9,6 +9,7 @@ import { isJsonObject, type JsonValue } from '../core/json-value.js';
 import { resolvePointer } from '../core/json-pointer.js';
 import { compilePattern, MAX_TEXT, PatternError } from '../core/safe-pattern.js';
 import { evaluateExpression, renderDeep, renderText } from '../core/template.js';
+import { asksFor, isQuestion, tellsFact, type UserFact } from '../core/user-facts.js';
 import type { Predicate, Query, Where } from '../lanes/lane.js';
 import { collectionAt, fieldValue, matchesWhere } from '../lanes/where-clause.js';
 
@@ -21,6 +22,8 @@ export interface PredicateContext {
   params: Readonly<Record<string, JsonValue>>;
   /** Names a tool was renamed to mid-episode → its original name, so call counts follow the tool. */
   aliases?: ReadonlyMap<string, string>;
+  /** What the user means (rendered), for the informed and questions predicates. */
+  facts?: readonly UserFact[];
 }
 
 export interface Verdict {
@@ -81,7 +84,31 @@ export function evaluatePredicate(predicate: Predicate, context: PredicateContex
     return bounded(`${ok === undefined ? '' : ok ? 'successful ' : 'failed '}calls of ${tool}`, count, rendered);
   }
   if (rendered.answer) return evaluateAnswer(rendered.answer, context);
+  if (rendered.informed) return evaluateInformed(rendered.informed.fact, rendered.informed.before, context);
+  if (rendered.questions) {
+    const fact = rendered.questions.fact === undefined ? undefined : context.facts?.find((candidate) => candidate.id === rendered.questions!.fact);
+    if (rendered.questions.fact !== undefined && !fact) return { passed: false, detail: `the task has no fact "${rendered.questions.fact}"` };
+    const count = context.messages.filter(
+      (message) => message.role === 'assistant' && !message.tool_calls?.length && !message.malformed_tool_call && isQuestion(message.content) && (!fact || asksFor(message.content, fact)),
+    ).length;
+    return bounded(fact ? `questions asking for ${fact.id}` : 'questions to the user', count, rendered);
+  }
   return { passed: false, detail: 'predicate has no operator' };
+}
+
+/** Every call of `tool` must come after a user message that gave the fact: acting on a guess fails. */
+function evaluateInformed(factId: string, tool: string, context: PredicateContext): Verdict {
+  const fact = context.facts?.find((candidate) => candidate.id === factId);
+  if (!fact) return { passed: false, detail: `the task has no fact "${factId}"` };
+  const original = (name: string) => context.aliases?.get(name) ?? name;
+  let told = false;
+  for (const [index, message] of context.messages.entries()) {
+    if (message.role === 'user' && tellsFact(message.content, fact)) told = true;
+    if (!told && message.role === 'assistant' && message.tool_calls?.some((call) => original(call.name) === tool)) {
+      return { passed: false, detail: `${tool} was called at message ${index} before the user gave ${fact.id} (${JSON.stringify(fact.value)})` };
+    }
+  }
+  return { passed: true, detail: `every call of ${tool} came after the user gave ${fact.id}` };
 }
 
 function evaluatePath(predicate: Predicate, context: PredicateContext): Verdict {

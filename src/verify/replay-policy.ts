@@ -21,15 +21,17 @@ export function recordedActions(messages: readonly RecordMessage[]): Action[] {
   const actions: Action[] = [];
   for (const [index, message] of messages.entries()) {
     if (message.role !== 'assistant') continue;
-    const call = message.tool_calls?.[0];
-    if (call) {
-      let args: unknown;
-      try {
-        args = JSON.parse(call.arguments);
-      } catch {
-        throw new Error(`/messages/${index}/tool_calls/0/arguments is not JSON-encoded arguments`);
-      }
-      actions.push({ kind: 'tool_call', name: call.name, arguments: args, ...(message.content ? { text: message.content } : {}) });
+    const calls = message.tool_calls ?? [];
+    if (calls.length > 0) {
+      const requests = calls.map((call, position) => {
+        try {
+          return { name: call.name, arguments: JSON.parse(call.arguments) as unknown };
+        } catch {
+          throw new Error(`/messages/${index}/tool_calls/${position}/arguments is not JSON-encoded arguments`);
+        }
+      });
+      const text = message.content ? { text: message.content } : {};
+      actions.push(requests.length === 1 ? { kind: 'tool_call', ...requests[0]!, ...text } : { kind: 'tool_calls', calls: requests, ...text });
     } else if (message.malformed_tool_call) {
       actions.push({ kind: 'malformed_tool_call', raw: message.content, reason: message.malformed_tool_call.reason });
     } else {

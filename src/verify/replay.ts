@@ -13,11 +13,12 @@ import { TaskBindingError } from '../lanes/task-instance.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import type { TraceSink } from '../runner/trace.js';
-import { MODEL_TURN_PAST_WALL_TIME, WALL_TIME_EXCEEDED, type WallTimeHalt } from '../runner/agent-loop.js';
+import { MODEL_TURN_PAST_WALL_TIME, USER_TURN_PAST_WALL_TIME, WALL_TIME_EXCEEDED, type WallTimeHalt } from '../runner/agent-loop.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { mcpSdkVersion } from '../world/world-actor.js';
-import { produceEpisode, type PolicyFactory } from './episode-production.js';
+import { produceEpisode, scriptedUserFor, type PolicyFactory, type UserFactory } from './episode-production.js';
 import { recordedActions, REPLAY_EXHAUSTED, ReplayPolicy } from './replay-policy.js';
+import { recordedUserReplies, ReplayUser } from './replay-user.js';
 
 export interface ReplayVerdict {
   record_id: string;
@@ -79,6 +80,10 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
   const derived = outOfTime ? undefined : options.derivePolicy?.(policyActor);
   const exhausted = record.result.outcome === 'policy_error' && record.result.outcome_detail ? record.result.outcome_detail : REPLAY_EXHAUSTED;
   const policyFor: PolicyFactory = derived ?? (() => new ReplayPolicy(actions, policyActor, exhausted));
+  // A scripted user is derived again from the task's facts, so an edited reply is caught; a model's replies are replayed as recorded.
+  const userActor = record.provenance.actors.find((actor) => actor.role === 'user') as ConstructorParameters<typeof ReplayUser>[1] | undefined;
+  const userFor: UserFactory | undefined =
+    userActor === undefined ? undefined : userActor.kind === 'scripted' && !outOfTime ? scriptedUserFor : () => new ReplayUser(recordedUserReplies(record.messages), userActor);
 
   let rebuilt: EpisodeRecord;
   try {
@@ -92,6 +97,7 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
       trace: options.trace,
       enforceWallTime: false,
       ...(halt ? { halt } : {}),
+      ...(userFor ? { userFor } : {}),
     });
   } catch (error) {
     const stage = error instanceof TaskBindingError ? 'task parameters' : 'replay';
@@ -132,6 +138,7 @@ function wallTimeHalt(record: EpisodeRecord, limit: number): WallTimeHalt | unde
   if (beforeCall) return { before_executing: beforeCall };
   if (detail === WALL_TIME_EXCEEDED(limit)) return { before_turn: record.result.steps + 1 };
   if (detail === MODEL_TURN_PAST_WALL_TIME(limit)) return { during_turn: record.result.steps };
+  if (detail === USER_TURN_PAST_WALL_TIME(limit)) return { during_user_turn: recordedUserReplies(record.messages).length + 1 };
   return undefined;
 }
 

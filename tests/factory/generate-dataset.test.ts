@@ -174,7 +174,9 @@ describe('generate', () => {
       );
     }
     const variants = new Set(records.map((record) => record.provenance.lineage.variant));
-    assert.deepEqual([...variants].sort(), [...SCRIPTED_VARIANTS].sort());
+    // Every recovery variant plays; the dialogue and batching variants belong to lanes whose tasks use them.
+    const recoveryVariants = SCRIPTED_VARIANTS.filter((variant) => !['batch_reads', 'guess_then_corrected', 'asks_too_often'].includes(variant));
+    assert.deepEqual([...variants].sort(), [...recoveryVariants].sort());
     assert.ok(records.some((record) => record.recovery.recovered), 'some episodes recover');
     assert.ok(records.some((record) => record.provenance.lineage.variant === 'give_up_on_fault' && !record.result.task_completed), 'some give up, as DPO negatives');
     for (const file of ['episodes.jsonl', 'rejected.jsonl']) {

@@ -6,6 +6,7 @@ import type { Message, ToolMessage } from '../../src/core/conversation.js';
 import { canonicalJson } from '../../src/core/canonical-json.js';
 import { substream } from '../../src/core/random.js';
 import type { Action, Policy } from '../../src/policy/policy-contract.js';
+import type { UserReply, UserSimulator } from '../../src/policy/user-simulator.js';
 import { runAgentLoop } from '../../src/runner/agent-loop.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/runner/limits.js';
 import { McpToolSession } from '../../src/runner/tool-session.js';
@@ -22,13 +23,14 @@ const opening: Message[] = [
   { role: 'user', content: 'Do the thing.' },
 ];
 
-async function run(actions: Action[], limits: Partial<Limits> = {}, seed = 11) {
+async function run(actions: Action[], limits: Partial<Limits> = {}, seed = 11, user?: UserSimulator) {
   const state = issuesWorld.init(substream(seed, 'world'), {});
   const initial = canonicalJson(issuesWorld.snapshot(state));
   const trace = new Trace('run-test', undefined, undefined, { keepInMemory: true });
   const { run: result, catalog } = await runWorldEpisode({
     instance: { world: issuesWorld, state },
     policy: new ReplayPolicy(actions, actor),
+    ...(user ? { user } : {}),
     messages: opening,
     limits: { ...DEFAULT_LIMITS, ...limits },
     trace: trace.phase('test'),
@@ -40,12 +42,130 @@ async function run(actions: Action[], limits: Partial<Limits> = {}, seed = 11) {
 const openIssue = (seed = 11) => [...issuesWorld.init(substream(seed, 'world'), {}).issues.values()].find((issue) => issue.state === 'open')!;
 const toolMessages = (messages: Message[]) => messages.filter((message): message is ToolMessage => message.role === 'tool');
 
+/** A user who answers from a list, then is done; it remembers what it was shown. */
+function listedUser(replies: UserReply[]): UserSimulator & { seen: Message[][] } {
+  const seen: Message[][] = [];
+  let index = 0;
+  return {
+    actor: { role: 'user', kind: 'test', name: 'listed-replies', version: '1' },
+    seen,
+    async respond(observation) {
+      seen.push([...observation.messages]);
+      return replies[index++] ?? { kind: 'done' };
+    },
+  };
+}
+
+describe('agent loop: several calls in one turn', () => {
+  it('validates each call on its own, executes the good ones in order and answers every call by its id', async () => {
+    const [first, second] = [...issuesWorld.init(substream(11, 'world'), {}).issues.values()].filter((issue) => issue.state === 'open');
+    const { result, state, events } = await run([
+      {
+        kind: 'tool_calls',
+        text: 'Commenting on both and reading one.',
+        calls: [
+          { name: 'add_comment', arguments: { number: first!.number, body: 'one' } },
+          { name: 'close_issue', arguments: { number: String(second!.number), reason: 'done' } },
+          { name: 'no_such_tool', arguments: {} },
+          { name: 'get_issue', arguments: { number: second!.number } },
+        ],
+      },
+      { kind: 'final_text', text: 'Done.' },
+    ]);
+    const assistant = result.messages[2] as any;
+    assert.equal(assistant.content, 'Commenting on both and reading one.');
+    assert.deepEqual(assistant.tool_calls.map((call: any) => [call.id, call.name]), [['call_1', 'add_comment'], ['call_2', 'close_issue'], ['call_3', 'no_such_tool'], ['call_4', 'get_issue']]);
+    const answers = toolMessages(result.messages);
+    assert.deepEqual(answers.map((message) => [message.tool_call_id, message.name, message.tool_result.ok, message.tool_result.kind ?? null]), [
+      ['call_1', 'add_comment', true, null],
+      ['call_2', 'close_issue', false, 'invalid_arguments'],
+      ['call_3', 'no_such_tool', false, 'unknown_tool'],
+      ['call_4', 'get_issue', true, null],
+    ]);
+    // Every field error of the bad call, none of the good ones'.
+    assert.deepEqual(answers[1]!.tool_result.errors!.map((error) => error.path), ['number', 'reason']);
+    assert.equal(state.issues.get(first!.number)!.comments.at(-1)!.body, 'one');
+    assert.equal(state.issues.get(second!.number)!.state, 'open');
+    // The read ran after the write before it: the order given is the order executed.
+    const started = events.filter((event) => event.event_type === 'tool_execution_started').map((event) => event.data.call_id);
+    assert.deepEqual(started, ['call_1', 'call_4']);
+    assert.deepEqual(result.stats, { steps: 2, tool_calls: 2, rejected_calls: 2, error_turns: 2, user_turns: 0 });
+    assert.deepEqual(result.messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'tool', 'tool', 'tool', 'assistant']);
+  });
+
+  it('counts every call against max_tool_calls and refuses the rest of the turn, each with its own message', async () => {
+    const issue = openIssue();
+    const comment = (body: string) => ({ name: 'add_comment', arguments: { number: issue.number, body } });
+    const { result, state } = await run([{ kind: 'tool_calls', calls: [comment('one'), comment('two'), comment('three'), comment('four')] }, { kind: 'final_text', text: 'x' }], {
+      max_tool_calls: 2,
+    });
+    assert.deepEqual(result.outcome, { kind: 'tool_call_limit', detail: 'reached max_tool_calls (2)' });
+    assert.deepEqual(toolMessages(result.messages).map((message) => message.tool_result.kind ?? 'ok'), ['ok', 'ok', 'tool_call_limit', 'tool_call_limit']);
+    assert.deepEqual(state.issues.get(issue.number)!.comments.slice(-2).map((c) => c.body), ['one', 'two']);
+    assert.equal(result.stats.steps, 1);
+  });
+
+  it('treats a turn whose call has no name as malformed', async () => {
+    const { result } = await run([{ kind: 'tool_calls', calls: [{ name: 'get_issue', arguments: { number: 1 } }, { name: '', arguments: {} }] } as Action, { kind: 'final_text', text: 'x' }]);
+    assert.equal(toolMessages(result.messages)[0]!.tool_result.kind, 'malformed_tool_call');
+    assert.equal(result.stats.tool_calls, 0);
+  });
+});
+
+describe('agent loop: a user who talks back', () => {
+  it('gives a text turn to the user simulator, adds its reply as a user message, and ends when the user is done', async () => {
+    const user = listedUser([{ kind: 'reply', text: 'Issue #4, please.' }]);
+    const { result, types } = await run([{ kind: 'final_text', text: 'Which issue do you mean?' }, { kind: 'final_text', text: 'Done with #4.' }], {}, 11, user);
+    assert.deepEqual(result.messages.slice(2), [
+      { role: 'assistant', content: 'Which issue do you mean?' },
+      { role: 'user', content: 'Issue #4, please.' },
+      { role: 'assistant', content: 'Done with #4.' },
+    ]);
+    assert.equal(result.final_text, 'Done with #4.');
+    assert.equal(result.outcome.kind, 'final_answer');
+    assert.equal(result.stats.user_turns, 1);
+    assert.equal(result.stats.steps, 2);
+    assert.equal(user.seen.length, 2);
+    assert.equal(user.seen[0]!.at(-1)!.content, 'Which issue do you mean?');
+    assert.deepEqual(types.filter((type) => type === 'user_turn' || type === 'user_done'), ['user_turn', 'user_done']);
+  });
+
+  it('stops asking the user after max_user_turns: the next text is the final answer', async () => {
+    const user = listedUser([{ kind: 'reply', text: 'a' }, { kind: 'reply', text: 'b' }, { kind: 'reply', text: 'c' }]);
+    const { result } = await run(
+      [{ kind: 'final_text', text: '1?' }, { kind: 'final_text', text: '2?' }, { kind: 'final_text', text: '3?' }],
+      { max_user_turns: 2 },
+      11,
+      user,
+    );
+    assert.deepEqual(result.messages.slice(2).map((message) => `${message.role}:${message.content}`), ['assistant:1?', 'user:a', 'assistant:2?', 'user:b', 'assistant:3?']);
+    assert.equal(result.final_text, '3?');
+    assert.equal(user.seen.length, 2);
+  });
+
+  it('ends the episode when the user simulator fails, as infrastructure, not as the agent behaving', async () => {
+    const user: UserSimulator = {
+      actor: { role: 'user', kind: 'test', name: 'broken', version: '1' },
+      async respond() {
+        throw new Error('model server went away');
+      },
+    };
+    await assert.rejects(run([{ kind: 'final_text', text: 'Which one?' }], {}, 11, user), { name: 'InfrastructureError', message: /user simulator failed: model server went away/ });
+  });
+
+  it('never asks a user when there is none: the first text is the final answer', async () => {
+    const { result } = await run([{ kind: 'final_text', text: 'Which one?' }, { kind: 'final_text', text: 'never' }]);
+    assert.equal(result.final_text, 'Which one?');
+    assert.equal(result.messages.length, 3);
+  });
+});
+
 describe('agent loop state machine', () => {
   it('stops on a final answer after one model turn', async () => {
     const { result, types } = await run([{ kind: 'final_text', text: 'Nothing to do.' }]);
     assert.equal(result.outcome.kind, 'final_answer');
     assert.equal(result.final_text, 'Nothing to do.');
-    assert.deepEqual(result.stats, { steps: 1, tool_calls: 0, rejected_calls: 0, error_turns: 0 });
+    assert.deepEqual(result.stats, { steps: 1, tool_calls: 0, rejected_calls: 0, error_turns: 0, user_turns: 0 });
     assert.deepEqual(result.messages.slice(2), [{ role: 'assistant', content: 'Nothing to do.' }]);
     assert.deepEqual(types, ['catalog_listed', 'loop_started', 'model_turn', 'action_parsed', 'loop_finished']);
   });
@@ -71,7 +191,7 @@ describe('agent loop state machine', () => {
     assert.equal(repaired!.role, 'tool');
     assert.equal(answer!.tool_result.ok, true);
     assert.equal(JSON.parse(answer!.content).issue.number, issue.number);
-    assert.deepEqual(result.stats, { steps: 3, tool_calls: 1, rejected_calls: 1, error_turns: 1 });
+    assert.deepEqual(result.stats, { steps: 3, tool_calls: 1, rejected_calls: 1, error_turns: 1, user_turns: 0 });
     assert.equal(types.filter((type) => type === 'tool_execution_started').length, 1);
   });
 
@@ -118,7 +238,7 @@ describe('agent loop state machine', () => {
     const [failure] = toolMessages(result.messages);
     assert.deepEqual(failure!.tool_result, { ok: false, kind: 'tool_error', error: failure!.content });
     assert.match(failure!.content, /Issue #1 not found/);
-    assert.deepEqual(result.stats, { steps: 2, tool_calls: 1, rejected_calls: 0, error_turns: 1 });
+    assert.deepEqual(result.stats, { steps: 2, tool_calls: 1, rejected_calls: 0, error_turns: 1, user_turns: 0 });
   });
 
   it('stops at max_steps', async () => {
