@@ -179,7 +179,6 @@ function checkSolution(
       return;
     }
     if ('parallel' in step) {
-      if (step.parallel.length < 2) at([...tokens, 'parallel'], 'a parallel group needs at least two calls; write a single call as a plain step');
       // Calls of one turn cannot use each other's results: only what was known before the group.
       const before = new Set(known);
       step.parallel.forEach((call, position) => {

@@ -19,7 +19,7 @@ export class ScriptedUser implements UserSimulator {
 
   constructor(private readonly brief: UserBrief) {}
 
-  async respond(observation: UserObservation): Promise<UserReply> {
+  async respond(observation: UserObservation, _signal?: AbortSignal): Promise<UserReply> {
     const { messages } = observation;
     const last = messages[messages.length - 1];
     if (last?.role !== 'assistant') return { kind: 'done' };

@@ -244,3 +244,46 @@ describe('fault plans in lanes', () => {
     }
   });
 });
+
+describe('lane checks for dialogue and parallel steps', () => {
+  const dialogue = () => JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'issues-dialogue-v1.json'), 'utf8'));
+  const parallel = () => JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'issues-parallel-v1.json'), 'utf8'));
+
+  it('names an ask for an unknown fact, an answer that does not give its fact, and a predicate about an unknown fact', () => {
+    const document = dialogue();
+    const task = document.tasks[0];
+    task.solution[0] = { ask: 'ticket' };
+    task.facts[0].answer = 'You know the one.';
+    task.predicates.push({ id: 'asked-the-ticket', informed: { fact: 'ticket', before: 'reopen_issue' } });
+    const problems = problemsOf(document, 'issues-dialogue-v1');
+    const where = '/somewhere/lanes/issues-dialogue-v1.json: /tasks/0';
+    assert.ok(problems.includes(`${where}/solution/0/ask: asks for "ticket", which is not one of the task's facts (issue, reason)`), problems.join('\n'));
+    assert.ok(problems.includes(`${where}/facts/0/answer: does not contain the fact's value "#{{target.number}}": a user who answers must give the fact`), problems.join('\n'));
+    assert.ok(problems.includes(`${where}/predicates/5/informed/fact: "ticket" is not one of the task's facts (issue, reason)`), problems.join('\n'));
+    assert.ok(problems.includes(`${where}/predicates/5/informed/before: unknown tool "reopen_issue"`), problems.join('\n'));
+  });
+
+  it('counts only a withheld fact\'s answer as said by the user: a told fact must be in the first message', () => {
+    const document = dialogue();
+    delete document.tasks[0].facts[0].withheld;
+    const problems = problemsOf(document, 'issues-dialogue-v1');
+    assert.ok(
+      problems.includes('/somewhere/lanes/issues-dialogue-v1.json: /tasks/0/solution/1: uses {{target.number}}, which the user message does not state: the policy may only know what the user said'),
+      problems.join('\n'),
+    );
+  });
+
+  it('needs a question before a guess, at least two calls in a parallel group, and no result used inside its own group', () => {
+    const document = parallel();
+    const task = document.tasks[1];
+    task.solution[1].parallel[1].arguments = { login: '{{ua.user.login}}' };
+    document.tasks[2].guess = [{ answer: 'Guessing.' }];
+    const problems = problemsOf(document, 'issues-parallel-v1');
+    const where = '/somewhere/lanes/issues-parallel-v1.json: /tasks';
+    assert.ok(problems.some((problem) => problem.startsWith(`${where}/1/solution/1/parallel/1/arguments: template refers to "ua"`)), problems.join('\n'));
+    const lonely = parallel();
+    lonely.tasks[0].solution[0].parallel.pop();
+    assert.deepEqual(problemsOf(lonely, 'issues-parallel-v1'), [`${where}/0/solution/0/parallel: must have at least 2 items`]);
+    assert.ok(problems.includes(`${where}/2/guess: is played instead of the first question, but the solution asks nothing; add an {"ask": ...} step or drop "guess"`), problems.join('\n'));
+  });
+});

@@ -251,3 +251,38 @@ describe('answerMentions fast path', () => {
     }
   });
 });
+
+describe('hidden predicates over the dialogue', () => {
+  const facts = [
+    { id: 'issue', value: '#1423', withheld: true, asked_by: ['which issue'], answer: "It's #1423.", question: 'Which issue?' },
+    { id: 'reason', value: 'as completed', withheld: false, asked_by: ['reason'], answer: 'As completed.', question: 'Which reason?' },
+  ];
+  const opening: Message = { role: 'user', content: 'Close the fixed one as completed.' };
+  const close: Message = { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', name: 'close_issue', arguments: { number: 1423 } }] };
+  const ask = (text: string): Message => ({ role: 'assistant', content: text });
+  const reply = (text: string): Message => ({ role: 'user', content: text });
+
+  it('informed: every call of the tool must come after a user turn that gave the fact', () => {
+    const informed: Predicate = { informed: { fact: 'issue', before: 'close_issue' } };
+    assert.equal(passes(informed, context({ facts, messages: [opening, ask('Which issue?'), reply("It's #1423."), close] })), true);
+    const guessed = evaluatePredicate(informed, context({ facts, messages: [opening, close, ask('Done.'), reply("No. It's #1423."), close] }));
+    assert.equal(guessed.passed, false);
+    assert.equal(guessed.detail, 'close_issue was called at message 1 before the user gave issue ("#1423")');
+    // A renamed tool is still the same tool.
+    const renamed: Message = { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', name: 'close_issue_v2', arguments: {} }] };
+    assert.equal(passes(informed, context({ facts, messages: [opening, renamed], aliases: new Map([['close_issue_v2', 'close_issue']]) })), false);
+    assert.equal(passes(informed, context({ facts, messages: [opening] })), true, 'never calling the tool is for other predicates to judge');
+    assert.equal(evaluatePredicate({ informed: { fact: 'nope', before: 'close_issue' } }, context({ facts })).detail, 'the task has no fact "nope"');
+  });
+
+  it('questions: counts the agent text turns that ask, for one fact or any', () => {
+    const messages = [opening, ask('What reason should I give?'), reply('As completed.'), ask('Which issue?'), reply("It's #1423."), close, ask('Closed #1423. Anything else?')];
+    assert.equal(passes({ questions: { fact: 'reason' }, max: 0 }, context({ facts, messages })), false);
+    assert.equal(evaluatePredicate({ questions: { fact: 'reason' }, max: 0 }, context({ facts, messages })).detail, 'questions asking for reason is 1, expected at most 0');
+    assert.equal(passes({ questions: { fact: 'issue' }, equals: 1 }, context({ facts, messages })), true);
+    assert.equal(passes({ questions: {}, equals: 3 }, context({ facts, messages })), true);
+    // A turn that calls a tool is not a question, whatever its text says.
+    const withCall: Message = { role: 'assistant', content: 'Which issue? I will read them all.', tool_calls: [{ id: 'call_9', name: 'search_issues', arguments: {} }] };
+    assert.equal(passes({ questions: { fact: 'issue' }, equals: 0 }, context({ facts, messages: [opening, withCall] })), true);
+  });
+});
