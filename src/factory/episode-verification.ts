@@ -15,11 +15,13 @@ import type { EpisodeRecord, RejectedRow } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import { Trace } from '../runner/trace.js';
-import { produceEpisode, type PolicyFactory } from '../verify/episode-production.js';
+import { produceEpisode, type PolicyFactory, type UserFactory } from '../verify/episode-production.js';
 import { replayRecord } from '../verify/replay.js';
 
 export interface VerificationContext {
   policy: PolicyFactory;
+  /** Who plays the user of tasks with facts; the scripted user when absent. */
+  userFor?: UserFactory;
   producedAt: string;
   /** Where traces/<record_id>.jsonl go. */
   tracesDir: string;
@@ -46,7 +48,7 @@ export async function verifyEpisode(spec: EpisodeSpec, context: VerificationCont
     return { status: 'rejected', id, row: { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record } };
   };
   try {
-    const record = await produceEpisode(spec, context.policy, { producedAt: context.producedAt, trace: trace.phase('generate') });
+    const record = await produceEpisode(spec, context.policy, { producedAt: context.producedAt, trace: trace.phase('generate'), ...(context.userFor ? { userFor: context.userFor } : {}) });
     const line = JSON.stringify(record);
     const schemaErrors = validateAgainst('episode-record.v1', record);
     if (schemaErrors.length > 0) return reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);

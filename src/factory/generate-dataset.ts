@@ -29,7 +29,7 @@ import {
 } from './dataset-directory.js';
 import type { EpisodeOutcome, PartContext } from './part-production.js';
 import { shardSlice, type Shard } from './plan-shard.js';
-import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
+import { policyFactoryFor, type PreparedPolicy, type PreparedUser } from './policy-selection.js';
 import { resolveProducedAt } from './produced-at.js';
 import {
   finishedParts,
@@ -64,6 +64,8 @@ export interface GenerateOptions {
   variants?: string[];
   /** The policy, prepared (and a model checked) by the caller; default: the lane's scripted policy. */
   policy?: PreparedPolicy;
+  /** A model playing the user of tasks with facts, prepared (and checked) by the caller; default: the scripted user. */
+  user?: PreparedUser;
   /** Episodes in flight at once on one thread (against one Ollama server, keep it small). Default 1. */
   concurrency?: number;
   /** Worker threads for a scripted policy; default: the number of cores. A model always runs on the main thread. */
@@ -143,14 +145,16 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     variants: options.variants && options.variants.length > 0 ? [...options.variants] : null,
     policy: prepared.policy ?? 'scripted',
     model_digest: prepared.model?.info.digest ?? null,
+    ...(options.user ? { user: options.user.user, user_digest: options.user.info.digest } : {}),
     formats: OUTPUT_FORMATS.filter((format) => formats.has(format)),
     plan_episodes: plan.length,
     shard: options.shard ? { index: options.shard.index, count: options.shard.count } : null,
     slice,
   };
   const requestedWorkers = options.workers === undefined ? undefined : positive('--workers', options.workers);
-  if (prepared.policy !== undefined && requestedWorkers !== undefined && requestedWorkers > 1) {
-    throw new FactoryError('usage', `--workers ${requestedWorkers}: a model policy runs on the main thread (the model, not the CPU, is the bottleneck)`, {
+  const modelPlays = prepared.policy !== undefined || options.user !== undefined;
+  if (modelPlays && requestedWorkers !== undefined && requestedWorkers > 1) {
+    throw new FactoryError('usage', `--workers ${requestedWorkers}: a model (policy or user) runs on the main thread (the model, not the CPU, is the bottleneck)`, {
       fix: 'drop --workers and use --concurrency to keep several requests in flight',
     });
   }
@@ -190,7 +194,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   // Asked for workers, a run gets them (up to one per episode); by default, only a run big enough to repay starting them.
   // A world registered at run time (a library user's own) exists only on this thread.
   const workerCount =
-    prepared.policy !== undefined || remaining === 0 || !isBuiltInWorld(lane.document.world.name)
+    modelPlays || remaining === 0 || !isBuiltInWorld(lane.document.world.name)
       ? 1
       : requestedWorkers !== undefined
         ? Math.min(requestedWorkers, remaining)
@@ -223,7 +227,17 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     if (workerCount === 1) {
       // The episode machinery (worlds, SDK, verifier) loads only on the thread that runs episodes.
       const { producePart } = await import('./part-production.js');
-      const context: PartContext = { plan, policy: prepared.factory, producedAt, staging, tracesDir, runId, concurrency, traceOnClose: prepared.policy === undefined };
+      const context: PartContext = {
+        plan,
+        policy: prepared.factory,
+        ...(options.user ? { userFor: options.user.factory } : {}),
+        producedAt,
+        staging,
+        tracesDir,
+        runId,
+        concurrency,
+        traceOnClose: !modelPlays,
+      };
       for (const range of queue) {
         if (stopping) break;
         const part = await producePart(context, range.start, range.end, { shouldStop: () => stopping, onEpisode });

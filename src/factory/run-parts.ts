@@ -32,6 +32,9 @@ export interface RunIdentity {
   policy: string;
   /** The model's digest, when a model plays. */
   model_digest: string | null;
+  /** ollama:<model> and its digest, when a model plays the user; absent otherwise. */
+  user?: string;
+  user_digest?: string;
   formats: string[];
   /** Episodes in the whole plan; a shard runs a slice of it. */
   plan_episodes: number;

@@ -40,13 +40,20 @@ export function regeneratedDirectory(id: string): string {
   return `regenerated/${id}`;
 }
 
-export function generateCommand(lane: string, task: string, seed: number, id: string, choice: { variant?: string; policy?: string } = {}): string {
+export function generateCommand(lane: string, task: string, seed: number, id: string, choice: { variant?: string; policy?: string; user?: string } = {}): string {
   const only = choice.policy !== undefined ? ` --policy ${choice.policy}` : choice.variant !== undefined ? ` --variant ${choice.variant}` : '';
-  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}${only} --out ${regeneratedDirectory(id)}`;
+  const user = choice.user !== undefined ? ` --user ${choice.user}` : '';
+  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}${only}${user} --out ${regeneratedDirectory(id)}`;
 }
 
 export function replayCommand(id: string): string {
   return `episode-factory replay ${regeneratedDirectory(id)} --record ${id}`;
+}
+
+/** A model playing the user is part of how to make the episode again: `--user ollama:<model>`. */
+function userFlag(actors: readonly JsonObject[]): { user?: string } {
+  const user = actors.find((actor) => actor.role === 'user');
+  return user?.kind === 'model' && typeof user.provider === 'string' && typeof user.name === 'string' ? { user: `${user.provider}:${user.name}` } : {};
 }
 
 export function assembleRecord(parts: RecordParts): EpisodeRecord {
@@ -94,7 +101,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
         seed,
         operation: 'generate',
         source_record_id: null,
-        generate_command: generateCommand(lane.name, task.id, seed, id, model ? { policy: parts.variant } : each ? { variant: parts.variant } : {}),
+        generate_command: generateCommand(lane.name, task.id, seed, id, { ...(model ? { policy: parts.variant } : each ? { variant: parts.variant } : {}), ...userFlag(parts.actors) }),
         replay_command: replayCommand(id),
         factory_version: FACTORY_VERSION,
       },
