@@ -29,7 +29,8 @@ import {
 } from './dataset-directory.js';
 import type { EpisodeOutcome, PartContext } from './part-production.js';
 import { shardSlice, type Shard } from './plan-shard.js';
-import { policyFactoryFor, type PreparedPolicy, type PreparedUser } from './policy-selection.js';
+import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
+import type { PreparedUser } from './user-selection.js';
 import { resolveProducedAt } from './produced-at.js';
 import {
   finishedParts,
