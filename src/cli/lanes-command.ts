@@ -69,7 +69,10 @@ export function describeLane(lane: Lane): object {
       tags: task.tags ?? [],
       params: Object.keys(task.params ?? {}),
       user: task.user,
-      solution: task.solution.map((step) => ('call' in step ? step.call : 'answer')),
+      ...(task.facts?.length ? { facts: task.facts.map((fact) => (fact.withheld ? `${fact.id} (withheld)` : fact.id)) } : {}),
+      solution: task.solution.map((step) =>
+        'call' in step ? step.call : 'parallel' in step ? `[${step.parallel.map((call) => call.call).join(' + ')}]` : 'ask' in step ? `ask ${step.ask}` : 'answer',
+      ),
       predicates: task.predicates.map((predicate) => predicate.id),
       wrong: (task.wrong ?? []).map((wrong) => wrong.id),
     })),
@@ -130,6 +133,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         out.push('', `  ${task.id}: ${task.title}${task.tags.length ? ` [${task.tags.join(', ')}]` : ''}`);
         out.push(`    user        ${task.user}`);
         if (task.params.length) out.push(`    params      ${task.params.join(', ')}`);
+        if (task.facts) out.push(`    facts       ${task.facts.join(', ')} (the user simulator plays them)`);
         out.push(`    solution    ${task.solution.join(' -> ')}`);
         out.push(`    predicates  ${task.predicates.join(', ')} (hidden from the policy)`);
         if (task.wrong.length) out.push(`    wrong       ${task.wrong.join(', ')} (must fail; see lanes check)`);
