@@ -14,7 +14,8 @@ import type { Message, ToolDescriptor } from '../../core/conversation.js';
 import { isJsonObject, type JsonObject } from '../../core/json-value.js';
 import type { Random } from '../../core/random.js';
 import { callsAction, type ModelCodec } from '../codecs/model-codec.js';
-import type { Action, Observation, Policy, ToolCallRequest } from '../policy-contract.js';
+import type { Action, Actor, Observation, Policy, ToolCallRequest } from '../policy-contract.js';
+import { modelActor, samplingOptions, type SamplingOptions } from './model-actor.js';
 import { DEFAULT_MODEL_TIMEOUT_MS } from './model-server-fetch.js';
 import { runModelTurn } from './model-turn.js';
 import type { ModelInfo } from './ollama-model.js';
@@ -70,29 +71,15 @@ function asArguments(value: unknown): unknown {
 }
 
 export class OllamaPolicy implements Policy {
-  readonly actor: JsonObject & { role: string; kind: string; name: string; version: string };
-  private readonly options: { seed: number; temperature: number; num_predict: number };
+  readonly actor: Actor & JsonObject;
+  private readonly options: SamplingOptions;
   private readonly timeoutMs: number;
 
   constructor(private readonly config: OllamaPolicyOptions) {
     const { info, settings } = config;
     this.timeoutMs = config.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
-    this.options = { seed: config.random.int(0, 2 ** 31 - 1), temperature: settings.temperature, num_predict: settings.num_predict };
-    this.actor = {
-      role: 'policy',
-      kind: 'model',
-      name: info.model,
-      version: info.digest.replace(/^sha256:/, '').slice(0, 12),
-      provider: 'ollama',
-      digest: info.digest,
-      family: info.family,
-      parameter_size: info.parameter_size,
-      quantization: info.quantization,
-      codec: settings.codec.name,
-      mode: settings.mode,
-      options: { ...this.options },
-      ollama_version: info.ollama_version,
-    };
+    this.options = samplingOptions(config.random, settings);
+    this.actor = modelActor('policy', info, { codec: settings.codec.name, mode: settings.mode, options: { ...this.options } });
   }
 
   async next(observation: Observation, signal: AbortSignal): Promise<Action> {
