@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ollama, type ChatResponse, type Message, type Tool, type ToolCall } from 'ollama';
 import { ISSUES_TOOLS } from '../../src/world/issues/issues-tools.js';
-import { NOT_SURE, RUNNER_CRASH, FAKE_MODELS, parseRawPrompt, pythonJson, recogniseTask, startFakeOllama, type FakeOllama } from '../fixtures/fake-ollama.js';
+import { codecForFamily } from '../../src/policy/codecs/codec-registry.js';
+import { callsText, FAKE_MODELS, NOT_SURE, parseRawPrompt, pythonJson, recogniseTask, RUNNER_CRASH, startFakeOllama, type FakeOllama } from '../fixtures/fake-ollama.js';
 import { REPO_ROOT } from '../helpers.js';
 
 // --- The lane's own user messages, so the fake is held to the real templates.
@@ -316,6 +317,119 @@ describe('fake Ollama: the agent in chat, with native tool calls', () => {
     const reply = await client.chat({ model: 'fake-llama:1b', messages: start(USER.email) });
     assert.equal(reply.message.tool_calls, undefined);
     assert.equal(reply.message.content, '<|python_tag|>{"name": "get_issue", "parameters": {"number": 2788}}');
+  });
+});
+
+describe('fake Ollama: several calls in one turn', () => {
+  const labelCalls = [
+    { name: 'remove_label', arguments: { number: 3907, label: 'bug' } },
+    { name: 'add_label', arguments: { number: 3907, label: 'enhancement' } },
+  ];
+
+  it('the parallel agent streams both label calls of relabel-issue in one turn, a frame each, then a done frame', async () => {
+    const frames = await collect(await client.chat({ model: 'fake-parallel:1b', messages: start(USER.relabel), tools: TOOLS, stream: true }));
+    assert.equal(frames.length, 3);
+    const calls = frames.slice(0, 2).map((frame) => {
+      assert.equal(frame.done, false);
+      assert.equal(frame.message.tool_calls?.length, 1);
+      return frame.message.tool_calls![0]! as ToolCall & { id: string; function: { index: number } };
+    });
+    assert.deepEqual(
+      calls.map((call) => ({ name: call.function.name, arguments: call.function.arguments })),
+      labelCalls,
+    );
+    assert.deepEqual(
+      calls.map((call) => call.function.index),
+      [0, 1],
+    );
+    assert.notEqual(calls[0]!.id, calls[1]!.id);
+    assert.equal(frames[2]!.done, true);
+    assert.deepEqual(frames[2]!.message, { role: 'assistant', content: '' });
+  });
+
+  it('the parallel agent answers non-streaming with both calls in one message, and finishes once both results are back', async () => {
+    const messages = start(USER.relabel);
+    const turn = await client.chat({ model: 'fake-parallel:1b', messages, tools: TOOLS, stream: false });
+    assert.deepEqual(
+      turn.message.tool_calls!.map((call) => call.function),
+      labelCalls.map((call, index) => ({ index, ...call })),
+    );
+    messages.push(turn.message);
+    for (const call of turn.message.tool_calls!) messages.push({ role: 'tool', tool_name: call.function.name, content: JSON.stringify(world(call.function)) });
+    const answer = await client.chat({ model: 'fake-parallel:1b', messages, tools: TOOLS, stream: false });
+    assert.equal(answer.message.tool_calls, undefined);
+    assert.equal(answer.message.content, 'Done: #3907 "Allow exporting boards as CSV" is now labelled enhancement.');
+  });
+
+  it('the parallel agent makes one call a turn where the next call needs the last result', async () => {
+    const email = await episode('fake-parallel:1b', USER.email);
+    assert.deepEqual(
+      email.calls.map((call) => call.name),
+      ['get_issue', 'get_user'],
+    );
+  });
+
+  it('writes several calls in each family\'s own text syntax, which that family\'s codec reads back as one turn', async () => {
+    const calls = [
+      { name: 'close_issue', arguments: { number: 1 } },
+      { name: 'close_issue', arguments: { number: 2 } },
+    ];
+    const texts: Record<string, string> = {
+      qwen2: '<tool_call>\n{"name": "close_issue", "arguments": {"number": 1}}\n</tool_call>\n<tool_call>\n{"name": "close_issue", "arguments": {"number": 2}}\n</tool_call>',
+      llama: '<|python_tag|>{"name": "close_issue", "parameters": {"number": 1}}; {"name": "close_issue", "parameters": {"number": 2}}',
+      mistral: '[TOOL_CALLS] [{"name": "close_issue", "arguments": {"number": 1}}, {"name": "close_issue", "arguments": {"number": 2}}]',
+    };
+    for (const [family, text] of Object.entries(texts)) {
+      assert.equal(callsText(family, calls), text);
+      fake.addModel({ name: `two-calls-${family}:1b`, family, behaviour: () => ({ kind: 'calls', calls }) });
+      const reply = await client.generate({ model: `two-calls-${family}:1b`, prompt: 'Close 1 and 2.', raw: true, stream: false });
+      assert.equal(reply.response, text);
+      const chatted = await client.chat({ model: `two-calls-${family}:1b`, messages: start('Close 1 and 2.'), tools: TOOLS, stream: false });
+      assert.equal(chatted.message.content, text, 'a scripted model calls natively only when it says so');
+      assert.equal(codecForFamily(family)!.parse(text).kind, 'tool_calls');
+    }
+    fake.addModel({ name: 'two-calls-native:1b', family: 'qwen2', behaviour: () => ({ kind: 'calls', calls }), nativeCalls: true, callsInOneFrame: true });
+    const native = await client.chat({ model: 'two-calls-native:1b', messages: start('Close 1 and 2.'), tools: TOOLS, stream: false });
+    assert.deepEqual(
+      native.message.tool_calls!.map((call) => call.function.arguments),
+      [{ number: 1 }, { number: 2 }],
+    );
+    const frames = await collect(await client.chat({ model: 'two-calls-native:1b', messages: start('Close 1 and 2.'), tools: TOOLS, stream: true }));
+    assert.deepEqual(
+      frames.map((frame) => frame.message.tool_calls?.length ?? 0),
+      [2, 0],
+      'both calls in one frame, then the done frame',
+    );
+  });
+});
+
+describe('fake Ollama: the user model', () => {
+  const prompt = [
+    'You play the user. Your goal: get the refund.',
+    'Not told yet; give one only when asked:',
+    '- My order number is A-1042. (asked for by: order number, order id)',
+    '- I paid with a gift card. (asked for by: payment, paid)',
+    'When you are done, reply with exactly ###DONE### and nothing else.',
+  ].join('\n');
+  const reply = async (agentText: string, system = prompt) => {
+    const messages: Message[] = [
+      { role: 'system', content: system },
+      { role: 'assistant', content: 'I want a refund for my order.' },
+      { role: 'user', content: agentText },
+    ];
+    return (await client.chat({ model: 'fake-user:1b', messages, stream: false })).message.content;
+  };
+
+  it('answers a question with the facts whose words it asks for, as whole words', async () => {
+    assert.equal(await reply('What is your order number?'), 'My order number is A-1042.');
+    assert.equal(await reply('Which order ID, and how was it paid?'), 'My order number is A-1042. I paid with a gift card.');
+    assert.equal(await reply('Which payments?'), '###DONE###', '"payments" is not the word "payment"');
+  });
+
+  it('says the end marker its prompt names when the agent asks nothing it knows, or asks nothing', async () => {
+    assert.equal(await reply('Your refund is on its way.'), '###DONE###');
+    assert.equal(await reply('Anything else I can help with?'), '###DONE###');
+    assert.equal(await reply('Done.', prompt.replace('###DONE###', '<<END>>')), '<<END>>');
   });
 });
 

@@ -2,12 +2,14 @@
 // on: ChatML turns, the tool catalog in <tools></tools> inside the system turn,
 // calls as JSON in <tool_call></tool_call>, and results as <tool_response>
 // blocks inside a user turn. The render follows Qwen2.5's chat template byte
-// for byte, so a raw prompt is the text the model saw in training.
+// for byte, so a raw prompt is the text the model saw in training: several
+// calls of one turn are several blocks, and the results of a run of calls
+// share one user turn.
 
 import type { AssistantMessage, Message, ToolDescriptor } from '../../core/conversation.js';
 import { isJsonObject } from '../../core/json-value.js';
-import type { Action, MalformedToolCall } from '../policy-contract.js';
-import type { ModelCodec } from './model-codec.js';
+import type { Action, MalformedToolCall, ToolCallRequest } from '../policy-contract.js';
+import { callsAction, type ModelCodec } from './model-codec.js';
 import { decodeJsonObject, jsonTypeName, notAnObject, parseJson, pythonJson } from './python-json.js';
 
 const DEFAULT_SYSTEM = 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.';
@@ -69,25 +71,50 @@ function malformed(raw: string, reason: string): MalformedToolCall {
   return { kind: 'malformed_tool_call', raw, reason };
 }
 
+/** One block's call, or why it is none; `label` names the block in the reason. */
+function readCall(inner: string, label: string): ToolCallRequest | { reason: string } {
+  const parsed = parseJson(inner);
+  if (!parsed.ok) return { reason: `${label} is not valid JSON: ${parsed.error}` };
+  const call = parsed.value;
+  if (!isJsonObject(call)) return { reason: `${label} holds ${jsonTypeName(call)}, not an object` };
+  const name = call['name'];
+  if (typeof name !== 'string' || name === '') return { reason: `${label} has no "name" string` };
+  const given = call['arguments'];
+  const args = given === undefined ? {} : decodeJsonObject(given);
+  if (args === undefined) return { reason: `${label} "arguments" is ${notAnObject(given)}` };
+  return { name, arguments: args };
+}
+
 function parse(text: string): Action {
   let body = text.trim();
   if (body.endsWith(END)) body = body.slice(0, -END.length).trim();
   const open = body.indexOf(CALL_OPEN);
   if (open < 0) return { kind: 'final_text', text: body };
   const preamble = body.slice(0, open).trim();
-  const start = open + CALL_OPEN.length;
-  const close = body.indexOf(CALL_CLOSE, start);
-  if (close < 0) return malformed(text, `unterminated ${CALL_OPEN}`);
-  const parsed = parseJson(body.slice(start, close));
-  if (!parsed.ok) return malformed(text, `${CALL_OPEN} is not valid JSON: ${parsed.error}`);
-  const call = parsed.value;
-  if (!isJsonObject(call)) return malformed(text, `${CALL_OPEN} holds ${jsonTypeName(call)}, not an object`);
-  const name = call['name'];
-  if (typeof name !== 'string' || name === '') return malformed(text, `${CALL_OPEN} has no "name" string`);
-  const given = call['arguments'];
-  const args = given === undefined ? {} : decodeJsonObject(given);
-  if (args === undefined) return malformed(text, `${CALL_OPEN} "arguments" is ${notAnObject(given)}`);
-  return { kind: 'tool_call', name, arguments: args, ...(preamble ? { text: preamble } : {}) };
+  // Each call is its own block, as the template writes several. Only the words
+  // before the first block are kept: the template has no place for text
+  // between or after calls, so a re-rendered turn could not hold it.
+  const blocks: (string | undefined)[] = [];
+  for (let at = open; at >= 0; ) {
+    const start = at + CALL_OPEN.length;
+    const close = body.indexOf(CALL_CLOSE, start);
+    if (close < 0) {
+      blocks.push(undefined);
+      break;
+    }
+    blocks.push(body.slice(start, close));
+    at = body.indexOf(CALL_OPEN, close + CALL_CLOSE.length);
+  }
+  const calls: ToolCallRequest[] = [];
+  for (const [index, inner] of blocks.entries()) {
+    // One block keeps the reasons records have always had; of several, the reason says which.
+    const label = blocks.length > 1 ? `${CALL_OPEN} ${index + 1} of ${blocks.length}` : CALL_OPEN;
+    if (inner === undefined) return malformed(text, `unterminated ${label}`);
+    const call = readCall(inner, label);
+    if ('reason' in call) return malformed(text, call.reason);
+    calls.push(call);
+  }
+  return callsAction(calls, preamble);
 }
 
 export const hermesCodec: ModelCodec = {

@@ -1,13 +1,15 @@
 // Owns Llama 3.1 / 3.2 JSON tool calling: the ipython environment in the
 // system header, the tool catalog in the first user message, calls as
 // <|python_tag|>{"name": ..., "parameters": ...} closed by <|eom_id|>, and
-// results in ipython turns. Llama 3.1 often writes a custom-tool call as bare
-// JSON without the tag, so parse accepts both forms.
+// results in ipython turns, one a result. Llama 3.1 often writes a
+// custom-tool call as bare JSON without the tag, so parse accepts both forms.
+// Meta's own templates allow one call a turn; several are joined by "; "
+// (see render), and parse reads that list back.
 
 import type { Message, ToolCall, ToolDescriptor } from '../../core/conversation.js';
-import { isJsonObject, type JsonObject } from '../../core/json-value.js';
-import type { Action, MalformedToolCall } from '../policy-contract.js';
-import type { ModelCodec } from './model-codec.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json-value.js';
+import type { Action, MalformedToolCall, ToolCallRequest } from '../policy-contract.js';
+import { callsAction, type ModelCodec } from './model-codec.js';
 import { decodeJsonObject, jsonTypeName, notAnObject, parseJsonPrefix, pythonJson, pythonJsonIndented } from './python-json.js';
 
 const PYTHON_TAG = '<|python_tag|>';
@@ -52,7 +54,10 @@ function render(messages: readonly Message[], tools: readonly ToolDescriptor[]):
         break;
       case 'assistant': {
         const calls = message.tool_calls ?? [];
-        // The family calls one tool a turn; should a record hold more, "; " is how Llama writes a list of JSON calls.
+        // Meta's templates for 3.1 and 3.2 refuse a turn of several calls
+        // ("This model only supports single tool-calls at once!"). Several are
+        // written as the family's JSON calls joined by "; ", the form vLLM's
+        // llama3_json parser reads back and the one parse accepts.
         if (calls.length) prompt += header('assistant') + PYTHON_TAG + calls.map(renderCall).join('; ') + END_OF_MESSAGE;
         else prompt += header('assistant') + message.content + END_OF_TURN;
         break;
@@ -69,25 +74,48 @@ function malformed(raw: string, reason: string): MalformedToolCall {
   return { kind: 'malformed_tool_call', raw, reason };
 }
 
-type ReadCall = { name: string; arguments: JsonObject; argumentsGiven: boolean } | { reason: string };
-
-/** The first call at the start of the text, or why there is none. Missing parameters mean a call without arguments. */
-function readFirstCall(text: string): ReadCall {
-  const parsed = parseJsonPrefix(text);
-  if (!parsed.ok) return { reason: `the call is not valid JSON: ${parsed.error}` };
-  // Further calls follow a ";"; only the first is used, one call a step.
-  const after = text.slice(parsed.end).trim();
-  if (after && !after.startsWith(';')) return { reason: 'the call is followed by text that is not another call' };
-  const value = parsed.value;
-  if (!isJsonObject(value)) return { reason: `the call is ${jsonTypeName(value)}, not an object` };
-  const name = value['name'];
-  if (typeof name !== 'string' || name === '') return { reason: 'the call has no "name" string' };
-  const key = 'parameters' in value ? 'parameters' : 'arguments';
-  const given = value[key];
-  const args = given === undefined ? {} : decodeJsonObject(given);
-  if (args === undefined) return { reason: `the call's "${key}" is ${notAnObject(given)}` };
-  return { name, arguments: args, argumentsGiven: given !== undefined };
+interface ReadCall extends ToolCallRequest {
+  arguments: JsonObject;
+  argumentsGiven: boolean;
 }
+
+/**
+ * Every call at the start of the text, separated by ";", or why they cannot
+ * be read. One call keeps the reasons records have always had ("the call …");
+ * of several, the reason says which ("call 2 …"). Missing parameters mean a
+ * call without arguments.
+ */
+function readCalls(text: string): ReadCall[] | { reason: string } {
+  const values: JsonValue[] = [];
+  let rest = text;
+  for (;;) {
+    const label = values.length === 0 ? 'the call' : `call ${values.length + 1}`;
+    const parsed = parseJsonPrefix(rest);
+    if (!parsed.ok) return { reason: `${label} is not valid JSON: ${parsed.error}` };
+    values.push(parsed.value);
+    const after = rest.slice(parsed.end).trim();
+    if (after === '') break;
+    if (!after.startsWith(';')) return { reason: `${label} is followed by text that is not another call` };
+    rest = after.slice(1).trim();
+    // A ";" after the last call ends the list rather than opening an empty call.
+    if (rest === '') break;
+  }
+  const calls: ReadCall[] = [];
+  for (const [index, value] of values.entries()) {
+    const label = values.length === 1 ? 'the call' : `call ${index + 1}`;
+    if (!isJsonObject(value)) return { reason: `${label} is ${jsonTypeName(value)}, not an object` };
+    const name = value['name'];
+    if (typeof name !== 'string' || name === '') return { reason: `${label} has no "name" string` };
+    const key = 'parameters' in value ? 'parameters' : 'arguments';
+    const given = value[key];
+    const args = given === undefined ? {} : decodeJsonObject(given);
+    if (args === undefined) return { reason: `${label}'s "${key}" is ${notAnObject(given)}` };
+    calls.push({ name, arguments: args, argumentsGiven: given !== undefined });
+  }
+  return calls;
+}
+
+const request = (call: ReadCall): ToolCallRequest => ({ name: call.name, arguments: call.arguments });
 
 function stripEnd(text: string): string {
   let body = text.trim();
@@ -100,17 +128,17 @@ function parse(text: string): Action {
   const tag = body.indexOf(PYTHON_TAG);
   if (tag >= 0) {
     const preamble = body.slice(0, tag).trim();
-    const call = readFirstCall(body.slice(tag + PYTHON_TAG.length).trim());
-    if ('reason' in call) return malformed(text, `after ${PYTHON_TAG}, ${call.reason}`);
-    return { kind: 'tool_call', name: call.name, arguments: call.arguments, ...(preamble ? { text: preamble } : {}) };
+    const calls = readCalls(body.slice(tag + PYTHON_TAG.length).trim());
+    if ('reason' in calls) return malformed(text, `after ${PYTHON_TAG}, ${calls.reason}`);
+    return callsAction(calls.map(request), preamble);
   }
   // Untagged, text that opens like a call is held to being one; other JSON is a call only if it has a name and arguments.
   const claimsCall = /^\{\s*"name"\s*:/.test(body);
   if (!body.startsWith('{')) return { kind: 'final_text', text: body };
-  const call = readFirstCall(body);
-  if ('reason' in call) return claimsCall ? malformed(text, call.reason) : { kind: 'final_text', text: body };
-  if (!claimsCall && !call.argumentsGiven) return { kind: 'final_text', text: body };
-  return { kind: 'tool_call', name: call.name, arguments: call.arguments };
+  const calls = readCalls(body);
+  if ('reason' in calls) return claimsCall ? malformed(text, calls.reason) : { kind: 'final_text', text: body };
+  if (!claimsCall && !calls.every((call) => call.argumentsGiven)) return { kind: 'final_text', text: body };
+  return callsAction(calls.map(request));
 }
 
 export const llama3Codec: ModelCodec = {

@@ -1,14 +1,16 @@
 // Owns Mistral's v0.3 tool syntax: [INST] turns, the tool catalog in
 // [AVAILABLE_TOOLS] just before the last user turn (which also carries the
-// system message), calls as a JSON list after [TOOL_CALLS], and results in
-// [TOOL_RESULTS] blocks. Mistral's tokenizer rejects call ids that are not
-// nine alphanumeric characters, so our `call_N` ids are mapped to that shape.
+// system message), calls as a JSON list after [TOOL_CALLS] (several calls of
+// a turn are several items of the one list), and results in [TOOL_RESULTS]
+// blocks, one a result, in the calls' order. Mistral's tokenizer rejects call
+// ids that are not nine alphanumeric characters, so our `call_N` ids are
+// mapped to that shape.
 
 import type { Message, ToolDescriptor } from '../../core/conversation.js';
 import { sha256Hex } from '../../core/hashing.js';
 import { isJsonObject } from '../../core/json-value.js';
-import type { Action, MalformedToolCall } from '../policy-contract.js';
-import type { ModelCodec } from './model-codec.js';
+import type { Action, MalformedToolCall, ToolCallRequest } from '../policy-contract.js';
+import { callsAction, type ModelCodec } from './model-codec.js';
 import { decodeJsonObject, jsonTypeName, notAnObject, parseJson, pythonJson } from './python-json.js';
 
 const END = '</s>';
@@ -69,19 +71,22 @@ function parse(text: string): Action {
   const preamble = body.slice(0, marker).trim();
   const parsed = parseJson(body.slice(marker + TOOL_CALLS.length));
   if (!parsed.ok) return malformed(text, `${TOOL_CALLS} is not followed by valid JSON: ${parsed.error}`);
-  let call = parsed.value;
-  if (Array.isArray(call)) {
-    if (call.length === 0) return malformed(text, `${TOOL_CALLS} holds an empty list`);
-    // One call a step: the rest of the list is not used.
-    call = call[0]!;
+  // The list is the family's form; a lone object is read as a list of one.
+  const list = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
+  if (list.length === 0) return malformed(text, `${TOOL_CALLS} holds an empty list`);
+  const calls: ToolCallRequest[] = [];
+  for (const [index, call] of list.entries()) {
+    // A list of one keeps the reasons records have always had; of several, the reason says which.
+    const label = list.length > 1 ? `${TOOL_CALLS} call ${index + 1} of ${list.length}` : `${TOOL_CALLS} call`;
+    if (!isJsonObject(call)) return malformed(text, `${label} is ${jsonTypeName(call)}, not an object`);
+    const name = call['name'];
+    if (typeof name !== 'string' || name === '') return malformed(text, `${label} has no "name" string`);
+    const given = call['arguments'];
+    const args = given === undefined ? {} : decodeJsonObject(given);
+    if (args === undefined) return malformed(text, `${label}'s "arguments" is ${notAnObject(given)}`);
+    calls.push({ name, arguments: args });
   }
-  if (!isJsonObject(call)) return malformed(text, `${TOOL_CALLS} call is ${jsonTypeName(call)}, not an object`);
-  const name = call['name'];
-  if (typeof name !== 'string' || name === '') return malformed(text, `${TOOL_CALLS} call has no "name" string`);
-  const given = call['arguments'];
-  const args = given === undefined ? {} : decodeJsonObject(given);
-  if (args === undefined) return malformed(text, `${TOOL_CALLS} call's "arguments" is ${notAnObject(given)}`);
-  return { kind: 'tool_call', name, arguments: args, ...(preamble ? { text: preamble } : {}) };
+  return callsAction(calls, preamble);
 }
 
 export const mistralCodec: ModelCodec = {

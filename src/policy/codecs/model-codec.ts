@@ -2,10 +2,11 @@
 // syntax lives. A codec renders a conversation and its tools into the exact
 // prompt text the family was trained on (for raw generation), and parses one
 // assistant turn of that family's text into exactly one action: FinalText,
-// ToolCall or MalformedToolCall. The runner's loop knows no family syntax.
+// ToolCall (one call), ToolCalls (several calls in the turn) or
+// MalformedToolCall. The runner's loop knows no family syntax.
 
 import type { Message, ToolDescriptor } from '../../core/conversation.js';
-import type { Action } from '../policy-contract.js';
+import type { Action, ToolCallAction, ToolCallRequest, ToolCallsAction } from '../policy-contract.js';
 
 export type CodecName = 'hermes' | 'llama3' | 'mistral';
 
@@ -24,6 +25,19 @@ export interface ModelCodec {
   render(messages: readonly Message[], tools: readonly ToolDescriptor[]): string;
   /** One assistant turn, as the model wrote it, into exactly one action. */
   parse(text: string): Action;
+}
+
+/**
+ * The action for a turn's calls (at least one): a single call stays a
+ * ToolCallAction, shaped as it always was, because records of one-call turns
+ * must keep their bytes; only two or more make a ToolCallsAction.
+ */
+export function callsAction(calls: readonly ToolCallRequest[], text?: string): ToolCallAction | ToolCallsAction {
+  const said = text ? { text } : {};
+  const [first] = calls;
+  if (!first) throw new Error('callsAction needs at least one call');
+  if (calls.length === 1) return { kind: 'tool_call', name: first.name, arguments: first.arguments, ...said };
+  return { kind: 'tool_calls', calls: calls.map((call) => ({ name: call.name, arguments: call.arguments })), ...said };
 }
 
 /** The conversation as the family's template writes it, without opening a new assistant turn: training text. */

@@ -3,19 +3,21 @@
 // falling back to the family codec when a small model writes the call as text
 // the server's parser missed; raw mode renders the prompt with the codec and
 // asks /api/generate with raw:true. Either way one turn becomes exactly one
-// action. The seed, temperature and output-token cap of every turn come from
-// the lane and the episode, and are pinned in the record's actor. Each turn's
-// requests have a silence limit and end with the turn (answered, failed, or
-// cut off by the episode's wall time); a failure of the server rather than of
+// action, several calls in a turn being one tool_calls action. The seed,
+// temperature and output-token cap of every turn come from the lane and the
+// episode, and are pinned in the record's actor. Each turn's
+// requests live as model-turn.ts says: a failure of the server rather than of
 // the model is thrown as an InfrastructureError, never returned as an action.
 
 import { Ollama, type Message as OllamaMessage, type Tool as OllamaTool } from 'ollama';
 import type { Message, ToolDescriptor } from '../../core/conversation.js';
 import { isJsonObject, type JsonObject } from '../../core/json-value.js';
 import type { Random } from '../../core/random.js';
-import type { ModelCodec } from '../codecs/model-codec.js';
-import type { Action, Observation, Policy } from '../policy-contract.js';
-import { DEFAULT_MODEL_TIMEOUT_MS, infrastructureFailure, modelServerFetch } from './model-server-fetch.js';
+import { callsAction, type ModelCodec } from '../codecs/model-codec.js';
+import type { Action, Actor, Observation, Policy, ToolCallRequest } from '../policy-contract.js';
+import { modelActor, samplingOptions, type SamplingOptions } from './model-actor.js';
+import { DEFAULT_MODEL_TIMEOUT_MS } from './model-server-fetch.js';
+import { runModelTurn } from './model-turn.js';
 import type { ModelInfo } from './ollama-model.js';
 
 export type ModelMode = 'native' | 'raw';
@@ -69,57 +71,27 @@ function asArguments(value: unknown): unknown {
 }
 
 export class OllamaPolicy implements Policy {
-  readonly actor: JsonObject & { role: string; kind: string; name: string; version: string };
-  private readonly options: { seed: number; temperature: number; num_predict: number };
+  readonly actor: Actor & JsonObject;
+  private readonly options: SamplingOptions;
   private readonly timeoutMs: number;
 
   constructor(private readonly config: OllamaPolicyOptions) {
     const { info, settings } = config;
     this.timeoutMs = config.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
-    this.options = { seed: config.random.int(0, 2 ** 31 - 1), temperature: settings.temperature, num_predict: settings.num_predict };
-    this.actor = {
-      role: 'policy',
-      kind: 'model',
-      name: info.model,
-      version: info.digest.replace(/^sha256:/, '').slice(0, 12),
-      provider: 'ollama',
-      digest: info.digest,
-      family: info.family,
-      parameter_size: info.parameter_size,
-      quantization: info.quantization,
-      codec: settings.codec.name,
-      mode: settings.mode,
-      options: { ...this.options },
-      ollama_version: info.ollama_version,
-    };
+    this.options = samplingOptions(config.random, settings);
+    this.actor = modelActor('policy', info, { codec: settings.codec.name, mode: settings.mode, options: { ...this.options } });
   }
 
   async next(observation: Observation, signal: AbortSignal): Promise<Action> {
     const endpoint = this.config.settings.mode === 'native' ? '/api/chat' : '/api/generate';
-    // One client per turn, whose every request ends with the turn: a request
-    // the turn no longer waits for (the wall time ran out) must not keep a
-    // connection, or the process, alive.
-    const turn = new AbortController();
-    const stop = () => turn.abort(signal.reason);
-    signal.addEventListener('abort', stop, { once: true });
-    if (signal.aborted) stop();
-    const client = new Ollama({ host: this.config.info.host, fetch: modelServerFetch({ silenceMs: this.timeoutMs, signal: turn.signal }) });
-    let answer: Action | string;
-    try {
-      answer = endpoint === '/api/chat' ? await this.chat(client, observation) : await this.generate(client, observation);
-    } catch (error) {
-      // Cut off by the episode's wall time: the runner already knows, and says so in the record.
-      if (signal.aborted) throw error;
-      throw infrastructureFailure(endpoint, error);
-    } finally {
-      signal.removeEventListener('abort', stop);
-      turn.abort();
-    }
+    const answer = await runModelTurn({ host: this.config.info.host, endpoint, timeoutMs: this.timeoutMs, signal }, (client) =>
+      endpoint === '/api/chat' ? this.chat(client, observation) : this.generate(client, observation),
+    );
     // Whatever the model wrote is its behaviour: text the codec cannot read becomes a MalformedToolCall, never a failure.
     return typeof answer === 'string' ? this.config.settings.codec.parse(answer) : answer;
   }
 
-  /** A native call as an action, or the text for the codec when the server's parser found no call. */
+  /** The native calls as an action (several calls in a turn make one tool_calls action), or the text for the codec when the server's parser found none. */
   private async chat(client: Ollama, observation: Observation): Promise<Action | string> {
     const stream = await client.chat({
       model: this.config.info.model,
@@ -129,15 +101,13 @@ export class OllamaPolicy implements Policy {
       stream: true,
     });
     let content = '';
-    const calls: { name: string; arguments: unknown }[] = [];
+    // The server may send a turn's calls in one frame or one a frame; either way they are kept in order.
+    const calls: ToolCallRequest[] = [];
     for await (const part of stream) {
       content += part.message?.content ?? '';
       for (const call of part.message?.tool_calls ?? []) calls.push({ name: call.function.name, arguments: asArguments(call.function.arguments) });
     }
-    const [first] = calls;
-    if (first) {
-      return { kind: 'tool_call', name: first.name, arguments: first.arguments, ...(content.trim() ? { text: content.trim() } : {}) };
-    }
+    if (calls.length > 0) return callsAction(calls, content.trim());
     // The server's template parser found no call; the family may still have written one as text.
     return content;
   }

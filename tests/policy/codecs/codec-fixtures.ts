@@ -57,3 +57,20 @@ export const SHORT: Message[] = [
   { role: 'system', content: 'Be brief.' },
   { role: 'user', content: 'Hi' },
 ];
+
+/** One turn of two calls with words before them, the two results (one a tool error), then the answer. */
+export const PARALLEL: Message[] = [
+  { role: 'system', content: SYSTEM },
+  { role: 'user', content: 'Find the login bug and close #7.' },
+  {
+    role: 'assistant',
+    content: 'Doing both.',
+    tool_calls: [
+      { id: 'call_1', name: 'search_issues', arguments: { query: 'login', limit: 5 } },
+      { id: 'call_2', name: 'close_issue', arguments: { number: 7 } },
+    ],
+  },
+  { role: 'tool', tool_call_id: 'call_1', name: 'search_issues', content: SEARCH_RESULT, tool_result: { ok: true } },
+  { role: 'tool', tool_call_id: 'call_2', name: 'close_issue', content: 'issue 7 is locked', tool_result: { ok: false, kind: 'tool_error', error: 'issue 7 is locked' } },
+  { role: 'assistant', content: 'Found #4821; #7 is locked.' },
+];

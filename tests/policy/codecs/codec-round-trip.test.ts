@@ -48,6 +48,23 @@ describe('codec round trip: parse(render(turn)) recovers the turn', () => {
     });
   }
 
+  for (const codec of CODECS) {
+    for (const count of [2, 3]) {
+      it(`${codec.name}: a turn of ${count} calls comes back as one tool_calls action, in order`, () => {
+        const turn = calls.slice(0, count);
+        const text = turnText(codec, { role: 'assistant', content: '', tool_calls: turn.map((call, index) => ({ id: `call_${index + 4}`, ...call })) });
+        assert.deepEqual(codec.parse(text), { kind: 'tool_calls', calls: turn });
+      });
+    }
+  }
+
+  it('hermes: the words before several calls come back as their text', () => {
+    const hermes = CODECS.find((codec) => codec.name === 'hermes')!;
+    const turn = calls.slice(0, 2);
+    const text = turnText(hermes, { role: 'assistant', content: 'Both at once.', tool_calls: turn.map((call, index) => ({ id: `call_${index + 1}`, ...call })) });
+    assert.deepEqual(hermes.parse(text), { kind: 'tool_calls', calls: turn, text: 'Both at once.' });
+  });
+
   it('hermes: the words before a call come back as its text', () => {
     const hermes = CODECS.find((codec) => codec.name === 'hermes')!;
     const text = turnText(hermes, { role: 'assistant', content: 'Let me search.', tool_calls: [{ id: 'call_1', name: 'search_issues', arguments: { query: 'login' } }] });

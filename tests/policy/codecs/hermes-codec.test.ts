@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '../../../src/core/conversation.js';
 import { hermesCodec } from '../../../src/policy/codecs/hermes-codec.js';
-import { CONVERSATION, SHORT, TOOLS } from './codec-fixtures.js';
+import { CONVERSATION, PARALLEL, SEARCH_RESULT, SHORT, TOOLS } from './codec-fixtures.js';
 
 // Written by hand from Qwen2.5's chat template; a changed byte here is a changed prompt.
 const PINNED = String.raw`<|im_start|>system
@@ -101,6 +101,24 @@ describe('hermes codec: render', () => {
   });
 });
 
+describe('hermes codec: render of several calls in one turn', () => {
+  it('writes one block per call after the words, and the results in one user turn, as the Qwen2.5 template does', () => {
+    // Checked against the Qwen2.5 template (TRL's copy, trl/chat_templates/qwen2_5.jinja) rendered by jinja2.
+    assert.equal(
+      hermesCodec.render(PARALLEL.slice(1), []),
+      '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' +
+        '<|im_start|>user\nFind the login bug and close #7.<|im_end|>\n' +
+        '<|im_start|>assistant\nDoing both.\n<tool_call>\n{"name": "search_issues", "arguments": {"query": "login", "limit": 5}}\n</tool_call>\n' +
+        '<tool_call>\n{"name": "close_issue", "arguments": {"number": 7}}\n</tool_call><|im_end|>\n' +
+        '<|im_start|>user\n<tool_response>\n' +
+        SEARCH_RESULT +
+        '\n</tool_response>\n<tool_response>\nissue 7 is locked\n</tool_response><|im_end|>\n' +
+        '<|im_start|>assistant\nFound #4821; #7 is locked.<|im_end|>\n' +
+        '<|im_start|>assistant\n',
+    );
+  });
+});
+
 describe('hermes codec: parse', () => {
   const malformed = (raw: string, reason: string) => assert.deepEqual(hermesCodec.parse(raw), { kind: 'malformed_tool_call', raw, reason });
 
@@ -145,11 +163,43 @@ describe('hermes codec: parse', () => {
     });
   });
 
-  it('uses only the first of several calls', () => {
+  it('reads several blocks as one turn of several calls, in order, with the words before them', () => {
+    const first = '<tool_call>\n{"name": "close_issue", "arguments": {"number": 1}}\n</tool_call>';
+    const second = '<tool_call>\n{"name": "close_issue", "arguments": {"number": 2}}\n</tool_call>';
+    const third = '<tool_call>\n{"name": "list_issues"}\n</tool_call>';
+    assert.deepEqual(hermesCodec.parse(`${first}\n${second}<|im_end|>`), {
+      kind: 'tool_calls',
+      calls: [
+        { name: 'close_issue', arguments: { number: 1 } },
+        { name: 'close_issue', arguments: { number: 2 } },
+      ],
+    });
+    assert.deepEqual(hermesCodec.parse(`Closing both, then listing.\n${first}${second}\n\n${third}`), {
+      kind: 'tool_calls',
+      calls: [
+        { name: 'close_issue', arguments: { number: 1 } },
+        { name: 'close_issue', arguments: { number: 2 } },
+        { name: 'list_issues', arguments: {} },
+      ],
+      text: 'Closing both, then listing.',
+    });
+  });
+
+  it('keeps only the words before the first call: text between or after calls has no place in the turn', () => {
     assert.deepEqual(
-      hermesCodec.parse('<tool_call>\n{"name": "close_issue", "arguments": {"number": 1}}\n</tool_call>\n<tool_call>\n{"name": "close_issue", "arguments": {"number": 2}}\n</tool_call>'),
-      { kind: 'tool_call', name: 'close_issue', arguments: { number: 1 } },
+      hermesCodec.parse('<tool_call>{"name": "close_issue", "arguments": {"number": 1}}</tool_call> and also <tool_call>{"name": "close_issue", "arguments": {"number": 2}}</tool_call> done'),
+      { kind: 'tool_calls', calls: [{ name: 'close_issue', arguments: { number: 1 } }, { name: 'close_issue', arguments: { number: 2 } }] },
     );
+    assert.deepEqual(hermesCodec.parse('<tool_call>{"name": "close_issue", "arguments": {"number": 1}}</tool_call> done'), { kind: 'tool_call', name: 'close_issue', arguments: { number: 1 } });
+  });
+
+  it('reports a turn of several calls as malformed when any block cannot be read, and says which', () => {
+    const good = '<tool_call>{"name": "close_issue", "arguments": {"number": 1}}</tool_call>';
+    malformed(`${good}\n<tool_call>{"name": "close_issue", "arguments": {"number": }}</tool_call>`, '<tool_call> 2 of 2 is not valid JSON: unexpected "}" at offset 48');
+    malformed(`${good}\n${good}\n<tool_call>\n{"name": "close_issue", "arguments": {"num`, 'unterminated <tool_call> 3 of 3');
+    malformed(`<tool_call>{"arguments": {"number": 1}}</tool_call>${good}`, '<tool_call> 1 of 2 has no "name" string');
+    malformed(`${good}<tool_call>[1]</tool_call>${good}`, '<tool_call> 2 of 3 holds an array, not an object');
+    malformed(`${good}${good}<tool_call>{"name": "close_issue", "arguments": "seven"}</tool_call>`, '<tool_call> 3 of 3 "arguments" is a string that does not hold a JSON object');
   });
 
   it('reports an unterminated call', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '../../../src/core/conversation.js';
 import { llama3Codec } from '../../../src/policy/codecs/llama3-codec.js';
-import { closeTool, CONVERSATION, SHORT, TOOLS } from './codec-fixtures.js';
+import { closeTool, CONVERSATION, PARALLEL, SEARCH_RESULT, SHORT, TOOLS } from './codec-fixtures.js';
 
 // Written by hand from Llama 3.1's JSON tool-calling prompt format; a changed byte here is a changed prompt.
 const PINNED = String.raw`<|begin_of_text|><|start_header_id|>system<|end_header_id|>
@@ -113,6 +113,26 @@ describe('llama3 codec: render', () => {
   });
 });
 
+describe('llama3 codec: render of several calls in one turn', () => {
+  it('joins the calls with "; " after one <|python_tag|>, and gives each result its own ipython turn', () => {
+    // Meta's templates refuse several calls in a turn; this is the convention vLLM's llama3_json parser reads.
+    assert.equal(
+      llama3Codec.render(PARALLEL, []),
+      '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n' +
+        'You are a careful issue-tracker assistant.<|eot_id|>' +
+        '<|start_header_id|>user<|end_header_id|>\n\nFind the login bug and close #7.<|eot_id|>' +
+        '<|start_header_id|>assistant<|end_header_id|>\n\n<|python_tag|>{"name": "search_issues", "parameters": {"query": "login", "limit": 5}}; ' +
+        '{"name": "close_issue", "parameters": {"number": 7}}<|eom_id|>' +
+        '<|start_header_id|>ipython<|end_header_id|>\n\n' +
+        SEARCH_RESULT +
+        '<|eot_id|>' +
+        '<|start_header_id|>ipython<|end_header_id|>\n\nissue 7 is locked<|eot_id|>' +
+        '<|start_header_id|>assistant<|end_header_id|>\n\nFound #4821; #7 is locked.<|eot_id|>' +
+        '<|start_header_id|>assistant<|end_header_id|>\n\n',
+    );
+  });
+});
+
 describe('llama3 codec: parse', () => {
   const malformed = (raw: string, reason: string) => assert.deepEqual(llama3Codec.parse(raw), { kind: 'malformed_tool_call', raw, reason });
 
@@ -152,12 +172,43 @@ describe('llama3 codec: parse', () => {
     assert.deepEqual(llama3Codec.parse('{"type": "function", "name": "close_issue", "parameters": {"number": 7}}'), { kind: 'tool_call', name: 'close_issue', arguments: { number: 7 } });
   });
 
-  it('uses only the first of several calls joined by ";"', () => {
-    assert.deepEqual(llama3Codec.parse('<|python_tag|>{"name": "close_issue", "parameters": {"number": 1}}; {"name": "close_issue", "parameters": {"number": 2}}'), {
-      kind: 'tool_call',
-      name: 'close_issue',
-      arguments: { number: 1 },
+  it('reads calls joined by ";" as one turn of several calls, in order', () => {
+    assert.deepEqual(llama3Codec.parse('<|python_tag|>{"name": "close_issue", "parameters": {"number": 1}}; {"name": "close_issue", "parameters": {"number": 2}}<|eom_id|>'), {
+      kind: 'tool_calls',
+      calls: [
+        { name: 'close_issue', arguments: { number: 1 } },
+        { name: 'close_issue', arguments: { number: 2 } },
+      ],
     });
+    assert.deepEqual(llama3Codec.parse('Both.<|python_tag|>{"name": "close_issue", "parameters": {"number": 1}} ;\n{"name": "list_issues"};{"name": "get_issue", "arguments": {"number": 3}};'), {
+      kind: 'tool_calls',
+      calls: [
+        { name: 'close_issue', arguments: { number: 1 } },
+        { name: 'list_issues', arguments: {} },
+        { name: 'get_issue', arguments: { number: 3 } },
+      ],
+      text: 'Both.',
+    });
+  });
+
+  it('reads bare calls joined by ";" too, and one call with a trailing ";" as one call', () => {
+    assert.deepEqual(llama3Codec.parse('{"name": "close_issue", "parameters": {"number": 1}}; {"name": "close_issue", "parameters": {"number": 2}}<|eot_id|>'), {
+      kind: 'tool_calls',
+      calls: [
+        { name: 'close_issue', arguments: { number: 1 } },
+        { name: 'close_issue', arguments: { number: 2 } },
+      ],
+    });
+    assert.deepEqual(llama3Codec.parse('<|python_tag|>{"name": "close_issue", "parameters": {"number": 1}};'), { kind: 'tool_call', name: 'close_issue', arguments: { number: 1 } });
+  });
+
+  it('reports a turn of several calls as malformed when any call cannot be read, and says which', () => {
+    const good = '{"name": "close_issue", "parameters": {"number": 1}}';
+    malformed(`<|python_tag|>${good}; {"name": "close_issue", "parameters": {"number": }}`, 'after <|python_tag|>, call 2 is not valid JSON: unexpected "}" at offset 49');
+    malformed(`<|python_tag|>${good}; ${good} then more`, 'after <|python_tag|>, call 2 is followed by text that is not another call');
+    malformed(`<|python_tag|>${good}; {"parameters": {}}; ${good}`, 'after <|python_tag|>, call 2 has no "name" string');
+    malformed(`<|python_tag|>[1]; ${good}`, 'after <|python_tag|>, call 1 is an array, not an object');
+    malformed(`${good}; ${good}; {"name": "close_issue", "parameters": [7]}`, `call 3's "parameters" is an array, not an object`);
   });
 
   it('reads JSON that is not a call as the final answer', () => {

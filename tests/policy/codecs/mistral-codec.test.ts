@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '../../../src/core/conversation.js';
 import { mistralCallId, mistralCodec } from '../../../src/policy/codecs/mistral-codec.js';
-import { closeTool, CONVERSATION, SHORT, TOOLS } from './codec-fixtures.js';
+import { closeTool, CONVERSATION, PARALLEL, SHORT, TOOLS } from './codec-fixtures.js';
 
 // Written by hand from Mistral v0.3's chat template; one line, broken here only at turn boundaries for reading.
 const PINNED = [
@@ -57,6 +57,19 @@ describe('mistral codec: render', () => {
   });
 });
 
+describe('mistral codec: render of several calls in one turn', () => {
+  it('lists the calls in one [TOOL_CALLS] and gives each result its own [TOOL_RESULTS], as the v0.3 template does', () => {
+    assert.equal(
+      mistralCodec.render(PARALLEL, []),
+      '<s>[INST] You are a careful issue-tracker assistant.\n\nFind the login bug and close #7.[/INST]' +
+        '[TOOL_CALLS] [{"name": "search_issues", "arguments": {"query": "login", "limit": 5}, "id": "call00001"}, {"name": "close_issue", "arguments": {"number": 7}, "id": "call00002"}]</s>' +
+        String.raw`[TOOL_RESULTS] {"content": "{\"issues\":[{\"number\":4821,\"title\":\"Login fails for \\\"ops\\\" — é\"}],\"total\":1}", "call_id": "call00001"}[/TOOL_RESULTS]` +
+        '[TOOL_RESULTS] {"content": "issue 7 is locked", "call_id": "call00002"}[/TOOL_RESULTS]' +
+        ' Found #4821; #7 is locked.</s>',
+    );
+  });
+});
+
 describe('mistral codec: parse', () => {
   const malformed = (raw: string, reason: string) => assert.deepEqual(mistralCodec.parse(raw), { kind: 'malformed_tool_call', raw, reason });
 
@@ -90,18 +103,42 @@ describe('mistral codec: parse', () => {
     });
   });
 
-  it('uses only the first of several calls, and reads missing or string-encoded arguments', () => {
-    assert.deepEqual(mistralCodec.parse('[TOOL_CALLS] [{"name": "close_issue", "arguments": {"number": 1}}, {"name": "close_issue", "arguments": {"number": 2}}]'), {
-      kind: 'tool_call',
-      name: 'close_issue',
-      arguments: { number: 1 },
-    });
+  it('reads missing or string-encoded arguments', () => {
     assert.deepEqual(mistralCodec.parse('[TOOL_CALLS] [{"name": "list_issues"}]'), { kind: 'tool_call', name: 'list_issues', arguments: {} });
     assert.deepEqual(mistralCodec.parse(String.raw`[TOOL_CALLS] [{"name": "close_issue", "arguments": "{\"number\": 7}"}]`), {
       kind: 'tool_call',
       name: 'close_issue',
       arguments: { number: 7 },
     });
+  });
+
+  it('reads a list of several calls as one turn of several calls, in order', () => {
+    assert.deepEqual(mistralCodec.parse('[TOOL_CALLS] [{"name": "close_issue", "arguments": {"number": 1}}, {"name": "close_issue", "arguments": {"number": 2}}]</s>'), {
+      kind: 'tool_calls',
+      calls: [
+        { name: 'close_issue', arguments: { number: 1 } },
+        { name: 'close_issue', arguments: { number: 2 } },
+      ],
+    });
+    assert.deepEqual(
+      mistralCodec.parse('Three.[TOOL_CALLS][{"name": "close_issue", "arguments": {"number": 1}, "id": "abcdefghi"}, {"name": "list_issues"}, {"name": "get_issue", "arguments": "{\\"number\\": 3}"}]'),
+      {
+        kind: 'tool_calls',
+        calls: [
+          { name: 'close_issue', arguments: { number: 1 } },
+          { name: 'list_issues', arguments: {} },
+          { name: 'get_issue', arguments: { number: 3 } },
+        ],
+        text: 'Three.',
+      },
+    );
+  });
+
+  it('reports a list of several calls as malformed when any call cannot be read, and says which', () => {
+    const good = '{"name": "close_issue", "arguments": {"number": 1}}';
+    malformed(`[TOOL_CALLS] [${good}, {"arguments": {"number": 2}}]`, '[TOOL_CALLS] call 2 of 2 has no "name" string');
+    malformed(`[TOOL_CALLS] ["close_issue", ${good}, ${good}]`, '[TOOL_CALLS] call 1 of 3 is a string, not an object');
+    malformed(`[TOOL_CALLS] [${good}, ${good}, {"name": "close_issue", "arguments": 7}]`, `[TOOL_CALLS] call 3 of 3's "arguments" is a number, not an object`);
   });
 
   it('reports calls that cannot be read', () => {
