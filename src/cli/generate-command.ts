@@ -10,6 +10,7 @@ import { FactoryError } from '../core/errors.js';
 import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../factory/generate-dataset.js';
 import { DEFAULT_MODEL_TIMEOUT_MS, parsePolicySpec, preparePolicy, STARTUP_CHECK_TIMEOUT_MS } from '../factory/policy-selection.js';
 import type { Rejection } from '../factory/run-parts.js';
+import { parseUserSpec, prepareUser } from '../factory/user-selection.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { parseShard } from '../factory/plan-shard.js';
@@ -18,6 +19,7 @@ import { percent, ProgressLine, shortDuration, type Streams, writeJson } from '.
 
 interface GenerateFlags {
   policy: string;
+  user: string;
   ollamaHost?: string;
   mode?: string;
   codec?: string;
@@ -102,6 +104,11 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--variant <name...>', 'only these policy variants (lanes whose policy.draw is "each")')
     .option('--out <dir>', 'output directory (default: datasets/<lane>)')
     .option('--policy <policy>', 'who plays: scripted (the lane\'s solutions), or ollama:<model> for a local model', 'scripted')
+    .option(
+      '--user <user>',
+      'who plays the user of tasks that declare facts (and answers the agent\'s questions): scripted (from the facts), or ollama:<model> for a local model',
+      'scripted',
+    )
     .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
     .option('--mode <mode>', 'with a model: native (/api/chat with tools) or raw (/api/generate with the codec\'s prompt); default: the lane\'s, else native')
     .option('--codec <name>', 'with a model: hermes, llama3 or mistral; default: from the model\'s family')
@@ -137,6 +144,11 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       const maxInfraErrors = parseLimit('--max-infra-errors', flags.maxInfraErrors);
       // A model is checked now: if Ollama or the model is missing, nothing is written.
       const policy = await preparePolicy(lane, parsePolicySpec(flags.policy), { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec, timeoutMs });
+      const user = await prepareUser(lane, parseUserSpec(flags.user), { host: flags.ollamaHost, timeoutMs });
+      if (user && !flags.json) {
+        const { info } = user;
+        streams.stderr.write(`generate: the user is ${info.model} (${info.digest.replace(/^sha256:/, '').slice(0, 12)}, ${info.family ?? 'unknown family'}) at ${info.host}\n`);
+      }
       if (policy.model && !flags.json) {
         const { info, settings } = policy.model;
         streams.stderr.write(
@@ -169,6 +181,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
           variants: flags.variant,
           formats,
           policy,
+          ...(user ? { user } : {}),
           concurrency,
           workers,
           shard,
@@ -220,7 +233,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         streams.stdout.write(
           `generate ${summary.lane}: ${summary.episodes} episodes, ${summary.written} records written, ${summary.rejected} rejected, ` +
             // A scripted run has no model server, so its line stays as it always was.
-            (policy.model || summary.infra_errors > 0 ? `${summary.infra_errors} infra error${summary.infra_errors === 1 ? '' : 's'} (model server), ` : '') +
+            (policy.model || user || summary.infra_errors > 0 ? `${summary.infra_errors} infra error${summary.infra_errors === 1 ? '' : 's'} (model server), ` : '') +
             `tasks completed ${summary.completed}/${summary.written} (${percent(summary.completion_rate)}), ${faults}` +
             `${summary.resumed > 0 ? `${summary.resumed} resumed, ` : ''}${summary.shard ? `shard ${summary.shard.index}/${summary.shard.count} (plan ${summary.shard.start}..${summary.shard.end - 1} of ${summary.shard.plan_episodes}), ` : ''}` +
             `wall ${summary.wall_seconds.toFixed(2)}s -> ${summary.out_dir}\n`,

@@ -4,7 +4,11 @@
 // readable), as for a model policy.
 
 import { FactoryError } from '../core/errors.js';
-import type { ModelInfo } from '../policy/ollama/ollama-model.js';
+import { resolveOllamaHost } from '../core/ollama-host.js';
+import type { Lane } from '../lanes/lane.js';
+import { DEFAULT_MODEL_TIMEOUT_MS } from '../policy/ollama/model-server-fetch.js';
+import { inspectModel, STARTUP_CHECK_TIMEOUT_MS, type ModelInfo } from '../policy/ollama/ollama-model.js';
+import { createOllamaUser, type UserModelSettings } from '../policy/ollama/ollama-user.js';
 import type { UserFactory } from '../verify/episode-production.js';
 
 export type UserSpec = { kind: 'scripted' } | { kind: 'ollama'; model: string };
@@ -21,4 +25,28 @@ export interface PreparedUser {
   user: string;
   info: ModelInfo;
   factory: UserFactory;
+}
+
+export interface UserModelOptions {
+  host?: string;
+  /** The longest the model server may stay silent on one request, in milliseconds. */
+  timeoutMs?: number;
+}
+
+/** The user for a run: undefined for the scripted user, or a model checked now, before any episode or file. */
+export async function prepareUser(lane: Lane, spec: UserSpec, options: UserModelOptions = {}): Promise<PreparedUser | undefined> {
+  if (spec.kind === 'scripted') return undefined;
+  if (!lane.document.tasks.some((task) => task.facts?.length)) {
+    throw new FactoryError('usage', `--user ${spec.kind}:${spec.model}: no task of lane ${lane.name} declares facts, so no user simulator ever runs`, {
+      fix: 'drop --user, or use a lane whose tasks have "facts" (e.g. issues-dialogue-v1)',
+    });
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
+  const info = await inspectModel(resolveOllamaHost(options.host), spec.model, { timeoutMs: Math.min(timeoutMs, STARTUP_CHECK_TIMEOUT_MS) });
+  const settings: UserModelSettings = { temperature: lane.document.model?.temperature ?? 0.2, num_predict: lane.document.model?.max_output_tokens ?? 512 };
+  return {
+    user: `ollama:${spec.model}`,
+    info,
+    factory: (request) => createOllamaUser(info, settings, request.random, request.brief, { timeoutMs }),
+  };
 }
