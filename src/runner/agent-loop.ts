@@ -369,8 +369,9 @@ async function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, remain
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, rejectPromise) => {
     timer = setTimeout(() => {
-      controller.abort();
+      // Settle first: work that rejects as soon as it is aborted must not win the race with its own error.
       rejectPromise(new WallTimeExceeded());
+      controller.abort();
     }, Math.max(0, remainingMs));
   });
   try {

@@ -153,6 +153,27 @@ describe('agent loop: a user who talks back', () => {
     await assert.rejects(run([{ kind: 'final_text', text: 'Which one?' }], {}, 11, user), { name: 'InfrastructureError', message: /user simulator failed: model server went away/ });
   });
 
+  it('stops a user who does not answer within the wall time, and a replay halted there stops at the same turn', async () => {
+    const silent: UserSimulator = {
+      actor: { role: 'user', kind: 'test', name: 'silent', version: '1' },
+      respond: (_observation, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    };
+    const { result } = await run([{ kind: 'final_text', text: 'Which one?' }], { wall_time_ms: 50 }, 11, silent);
+    assert.deepEqual(result.outcome, { kind: 'wall_time_limit', detail: 'user turn ran past wall_time_ms (50)' });
+    const state = issuesWorld.init(substream(11, 'world'), {});
+    const replayed = await runWorldEpisode({
+      instance: { world: issuesWorld, state },
+      policy: new ReplayPolicy([{ kind: 'final_text', text: 'Which one?' }], actor),
+      user: listedUser([{ kind: 'reply', text: 'never given' }]),
+      messages: opening,
+      limits: { ...DEFAULT_LIMITS, wall_time_ms: 50 },
+      enforceWallTime: false,
+      halt: { during_user_turn: 1 },
+    });
+    assert.deepEqual(replayed.run.outcome, result.outcome);
+    assert.deepEqual(replayed.run.messages, result.messages);
+  });
+
   it('never asks a user when there is none: the first text is the final answer', async () => {
     const { result } = await run([{ kind: 'final_text', text: 'Which one?' }, { kind: 'final_text', text: 'never' }]);
     assert.equal(result.final_text, 'Which one?');
