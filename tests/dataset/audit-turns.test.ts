@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { checkProvenance, checkTurns, turnProblems } from '../../src/dataset/audit-checks.js';
 import type { Dataset } from '../../src/dataset/dataset-reader.js';
 import type { EpisodeRecord, RecordMessage } from '../../src/records/episode-record.js';
-import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE, readRecords } from './conversation-lanes.js';
+import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE, readRecords } from '../conversation-lanes.js';
 
 const system: RecordMessage = { role: 'system', content: 'You have tools.' };
 const opening: RecordMessage = { role: 'user', content: 'Compare #1 and #2.' };

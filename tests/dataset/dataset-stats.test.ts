@@ -10,7 +10,7 @@ import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { computeStats, distribution, formatStats } from '../../src/dataset/dataset-stats.js';
 import { wilsonInterval } from '../../src/dataset/wilson-interval.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
-import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE } from './conversation-lanes.js';
+import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE } from '../conversation-lanes.js';
 
 interface RawRecord {
   record_id: string;

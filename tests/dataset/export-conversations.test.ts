@@ -15,7 +15,7 @@ import { codecByName } from '../../src/policy/codecs/codec-registry.js';
 import { renderTranscript } from '../../src/policy/codecs/model-codec.js';
 import type { EpisodeRecord, RecordMessage } from '../../src/records/episode-record.js';
 import { temporaryDirectory } from '../helpers.js';
-import { conversationDataset, DIALOGUE_LANE, mostCallsInATurn, PARALLEL_LANE, readRecords, simulatedUserTurns } from './conversation-lanes.js';
+import { conversationDataset, DIALOGUE_LANE, mostCallsInATurn, PARALLEL_LANE, readRecords, simulatedUserTurns } from '../conversation-lanes.js';
 
 const work = temporaryDirectory();
 const read = <T>(path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as T);

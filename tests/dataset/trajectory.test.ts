@@ -13,7 +13,7 @@ import { exactJaccard, recordShingles, recordTokens } from '../../src/dataset/mi
 import { trajectory, trajectoryHash, turnCalls } from '../../src/dataset/trajectory.js';
 import type { EpisodeRecord, RecordAssistantMessage } from '../../src/records/episode-record.js';
 import { REPO_ROOT } from '../helpers.js';
-import { conversationDataset, DIALOGUE_LANE, mostCallsInATurn, PARALLEL_LANE, readRecords, simulatedUserTurns } from './conversation-lanes.js';
+import { conversationDataset, DIALOGUE_LANE, mostCallsInATurn, PARALLEL_LANE, readRecords, simulatedUserTurns } from '../conversation-lanes.js';
 
 /** The trajectory as it was written before a turn could make several calls: the first call only, under `call`. */
 function oneCallTrajectory(record: EpisodeRecord): unknown[] {

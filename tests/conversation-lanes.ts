@@ -5,10 +5,10 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateDataset, type OutputFormat } from '../../src/factory/generate-dataset.js';
-import { loadLane } from '../../src/lanes/lane-loader.js';
-import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { generateDataset, type OutputFormat } from '../src/factory/generate-dataset.js';
+import { loadLane } from '../src/lanes/lane-loader.js';
+import type { EpisodeRecord } from '../src/records/episode-record.js';
+import { REPO_ROOT, temporaryDirectory } from './helpers.js';
 
 export const PARALLEL_LANE = 'issues-parallel-v1';
 export const DIALOGUE_LANE = 'issues-dialogue-v1';
