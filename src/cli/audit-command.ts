@@ -16,12 +16,15 @@ interface AuditFlags {
 export function registerAudit(program: Command, streams: Streams, setExit: (status: number) => void): void {
   program
     .command('audit')
-    .summary("check a dataset's files, lines, ids, provenance and columnar copies, and reproduce a sample (or every record)")
+    .summary("check a dataset's files, lines, ids, provenance, turns and columnar copies, and reproduce a sample (or every record)")
     .description(
       'Checks that manifest.json lists every file with its exact sha256, size and rows (nothing missing, nothing added); ' +
         'that every JSONL line reads (torn and corrupt lines named by file and line); that record ids are unique and every ' +
         'source_record_id resolves here or in a --parent; that every record passes the provenance gate (a policy actor, a ' +
-        'digest for any model that acted, seed, lane and lane hash, the commands to regenerate and replay it); that ' +
+        'digest for any model that acted, a user simulator actor for any user message after the opening request, seed, ' +
+        'lane and lane hash, the commands to regenerate and replay it); that every tool message answers a call of the ' +
+        'assistant turn before it (by tool_call_id, once, in the order of the calls) and every call is answered unless ' +
+        'the episode ran out of wall time there, each finding named by line, record id and JSON pointer; that ' +
         'episodes.arrow and episodes.parquet hold exactly the records of episodes.jsonl, row for row and column for column; ' +
         'and that a deterministic sample of records (--full: every record) is rebuilt from its lineage byte for byte, by ' +
         'replaying its actions and, for scripted policies, by regenerating it. The manifest is a consistency check, not a ' +

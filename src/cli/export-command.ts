@@ -62,6 +62,10 @@ function rejectedNote(byVariant: Record<string, number>): string {
   return variants ? ` (rejected: ${variants})` : '';
 }
 
+function sameMovesNote(count: number): string {
+  return count === 0 ? '' : `, ${count} left out (the agent's moves were the same until the user simulator spoke)`;
+}
+
 export function registerExport(program: Command, streams: Streams): void {
   const command = program
     .command('export')
@@ -111,7 +115,8 @@ export function registerExport(program: Command, streams: Streams): void {
     .description(
       'Preference pairs from episodes of the same task, seed and fault draw (a lane with policy.draw "each" runs every ' +
         'variant on each): `chosen` is a verified completion (a recovery first), `rejected` a verified failure, both ' +
-        'continuing a shared `prompt` up to the turn where they diverge. Rows: {prompt, chosen, rejected, tools, ' +
+        'continuing a shared `prompt` up to the turn where they diverge and ending before the user simulator\'s next ' +
+        'turn, if any (a DPO trainer scores every token of a continuation). Rows: {prompt, chosen, rejected, tools, ' +
         'chosen_record_id, rejected_record_id, chosen_variant, rejected_variant, task, seed}.',
     )
     .argument('<dir>', 'a dataset directory')
@@ -125,19 +130,19 @@ export function registerExport(program: Command, streams: Streams): void {
         const summary = await exportConfig(dir, 'dpo', { arguments: flags.arguments });
         await refreshDataset(dir, 'export dpo');
         if (flags.json) return writeJson(streams, summary);
-        const total = (key: 'pairs' | 'groups' | 'unpaired' | 'arguments_kept_as_text') => summary.splits.reduce((sum, split) => sum + split[key], 0);
+        const total = (key: 'pairs' | 'groups' | 'unpaired' | 'same_agent_moves' | 'arguments_kept_as_text') => summary.splits.reduce((sum, split) => sum + split[key], 0);
         const byVariant: Record<string, number> = {};
         for (const split of summary.splits) for (const [variant, count] of Object.entries(split.pairs_by_rejected_variant)) byVariant[variant] = (byVariant[variant] ?? 0) + count;
         pairs = total('pairs');
         streams.stdout.write(
-          `export dpo ${dir}: ${pairs} pairs from ${total('groups')} task/seed groups, ${total('unpaired')} records unpaired${rejectedNote(byVariant)}${argumentsNote(flags.arguments, total('arguments_kept_as_text'))} -> ${files(dir, summary.splits, (split) => split.pairs)}\n`,
+          `export dpo ${dir}: ${pairs} pairs from ${total('groups')} task/seed groups, ${total('unpaired')} records unpaired${rejectedNote(byVariant)}${sameMovesNote(total('same_agent_moves'))}${argumentsNote(flags.arguments, total('arguments_kept_as_text'))} -> ${files(dir, summary.splits, (split) => split.pairs)}\n`,
         );
       } else {
         const summary = await exportDpo(dir, flags.out, { arguments: flags.arguments });
         if (flags.json) return writeJson(streams, summary);
         pairs = summary.pairs;
         streams.stdout.write(
-          `export dpo ${dir}: ${summary.pairs} pairs from ${summary.groups} task/seed groups, ${summary.unpaired} records unpaired${rejectedNote(summary.pairs_by_rejected_variant)}${argumentsNote(summary.arguments, summary.arguments_kept_as_text)} -> ${summary.out}\n`,
+          `export dpo ${dir}: ${summary.pairs} pairs from ${summary.groups} task/seed groups, ${summary.unpaired} records unpaired${rejectedNote(summary.pairs_by_rejected_variant)}${sameMovesNote(summary.same_agent_moves)}${argumentsNote(summary.arguments, summary.arguments_kept_as_text)} -> ${summary.out}\n`,
         );
       }
       if (pairs === 0) {

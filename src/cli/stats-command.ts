@@ -20,7 +20,8 @@ export function registerStats(program: Command, streams: Streams): void {
       'Reads <dir>/episodes.jsonl and prints, from the records alone: counts by world, task, policy variant, policy actor, ' +
         'outcome and fault kind; task completion (overall, per task, per variant) and recovery rates, each with n and a ' +
         '95% Wilson interval, shown as `0.688 [0.579, 0.778] n=80`; the share of episodes still completed per fault kind; ' +
-        'messages and tool calls per episode (min, p50, p90, max, mean, histogram); and duplicate trajectories. ' +
+        'messages and tool calls per episode (min, p50, p90, max, mean, histogram); calls per assistant turn (how many turns ' +
+        'made several calls) and the user simulator\'s replies (user messages after the first); and duplicate trajectories. ' +
         'Recovery is the share of episodes with an error turn or a fired fault whose task was still completed. ' +
         'Corrupt, torn or invalid lines are listed on stderr (file:line: reason) and left out of the counts. Exit 0; ' +
         '2 when <dir> is not a dataset.',

@@ -1,19 +1,21 @@
 // Owns the checks an audit makes from the files and records alone: the
 // manifest against the directory (every file's sha256, size and rows, nothing
 // missing, nothing extra), every JSONL line readable (reported by file and line,
-// never skipped), record ids unique and every source_record_id resolvable, and
-// the provenance gate (actors, model digests, seed, lane and its hash, the
-// commands to regenerate and replay).
+// never skipped), record ids unique and every source_record_id resolvable, the
+// provenance gate (actors, model digests, a user simulator for simulated user
+// turns, seed, lane and its hash, the commands to regenerate and replay), and
+// the shape of each conversation's turns (every tool message answers a call of
+// the assistant turn before it, in order, and every call is answered).
 
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import type { EpisodeRecord } from '../records/episode-record.js';
+import type { EpisodeRecord, RecordToolCall } from '../records/episode-record.js';
 import { readJsonl } from '../records/jsonl.js';
 import { countRows, datasetFiles, hashFile, MANIFEST_FILE, readManifest, type Manifest } from '../records/manifest.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import type { Dataset } from './dataset-reader.js';
 
-export type AuditCheck = 'manifest' | 'lines' | 'ids' | 'provenance' | 'columnar' | 'reproduction';
+export type AuditCheck = 'manifest' | 'lines' | 'ids' | 'provenance' | 'turns' | 'columnar' | 'reproduction';
 
 export interface Finding {
   check: AuditCheck;
@@ -111,6 +113,29 @@ function actorProblems(record: EpisodeRecord): string[] {
   return problems;
 }
 
+/** Where a finding about one record points: the line and the record id (a JSON pointer inside it starts the reason). */
+function recordPlace(file: string, line: number, record: EpisodeRecord): string {
+  return `${file}:${line} (${record.record_id})`;
+}
+
+/**
+ * User messages after the opening request are the user simulator's replies:
+ * a trainer masks them and replay plays them back by that actor, so a record
+ * with any must name exactly one. The converse is not a finding: a record of a
+ * task with a user simulator names it even when the agent never asked (the
+ * simulator saw the final answer and was done); reproduction rebuilds the
+ * actors from the lane and catches one added or removed by hand.
+ */
+function userActorProblems(record: EpisodeRecord): string[] {
+  const users = record.provenance.actors.filter((actor) => actor.role === 'user');
+  const replies = record.messages.filter((message) => message.role === 'user').length - 1;
+  if (users.length > 1) return [`/provenance/actors: names ${users.length} user simulators (role "user"); an episode has one`];
+  if (replies > 0 && users.length === 0) {
+    return [`/provenance/actors: ${replies} user message${replies === 1 ? '' : 's'} after the opening request, but no user simulator (an actor with role "user") to say who wrote ${replies === 1 ? 'it' : 'them'}`];
+  }
+  return [];
+}
+
 export function checkProvenance(dataset: Dataset, manifest: Manifest | undefined): Finding[] {
   const findings: Finding[] = [];
   const laneHashes = new Map((manifest?.lanes ?? []).map((lane) => [lane.name, lane.sha256]));
@@ -118,6 +143,7 @@ export function checkProvenance(dataset: Dataset, manifest: Manifest | undefined
     const where = `${dataset.file}:${line}`;
     const { lineage } = record.provenance;
     for (const problem of actorProblems(record)) findings.push({ check: 'provenance', where, reason: problem });
+    for (const problem of userActorProblems(record)) findings.push({ check: 'provenance', where: recordPlace(dataset.file, line, record), reason: problem });
     if (!lineage.generate_command.includes(` ${lineage.lane} `) || !lineage.generate_command.includes(`--seeds ${lineage.seed}..${lineage.seed}`)) {
       findings.push({ check: 'provenance', where, reason: `generate_command does not regenerate lane ${lineage.lane} seed ${lineage.seed}: ${lineage.generate_command}` });
     }
@@ -127,6 +153,115 @@ export function checkProvenance(dataset: Dataset, manifest: Manifest | undefined
     else if (listed !== undefined && listed !== lineage.lane_sha256) {
       findings.push({ check: 'provenance', where, reason: `lane_sha256 ${lineage.lane_sha256.slice(0, 12)}… differs from the manifest's ${listed.slice(0, 12)}…` });
     }
+  }
+  return findings;
+}
+
+/** The assistant turn whose calls the tool messages after it answer. */
+interface OpenTurn {
+  index: number;
+  calls: RecordToolCall[];
+  /** A malformed call: answered once, by a tool message with tool_call_id null. */
+  malformed: boolean;
+  /** Ids answered so far (for a malformed call, "null" once it is). */
+  answered: Set<string>;
+}
+
+/**
+ * The problems of one conversation's turns, each starting with a JSON
+ * pointer. The runner answers the calls of a turn one tool message each, in
+ * the order given, before anything else is said; chat templates that match
+ * results to calls by position (Hermes) need that order, and the others match
+ * by `tool_call_id`. A turn may stay partly unanswered only where the episode
+ * ran out of wall time: its last turn, with nothing after it.
+ */
+export function turnProblems(record: EpisodeRecord): string[] {
+  const problems: string[] = [];
+  const { messages } = record;
+  const seenIds = new Map<string, number>();
+  let open: OpenTurn | undefined;
+  let openingSeen = false;
+  const close = (next: number) => {
+    if (!open) return;
+    const stoppedHere = next === messages.length && record.result.outcome === 'wall_time_limit';
+    if (!stoppedHere) {
+      if (open.malformed && open.answered.size === 0) {
+        problems.push(`/messages/${open.index}/malformed_tool_call: the malformed call is never answered (by a tool message with tool_call_id null)`);
+      }
+      for (const [position, call] of open.calls.entries()) {
+        if (!open.answered.has(call.id)) {
+          problems.push(`/messages/${open.index}/tool_calls/${position}: ${call.id} (${call.name}) is never answered, and the episode did not stop there (outcome ${record.result.outcome})`);
+        }
+      }
+    }
+    open = undefined;
+  };
+  messages.forEach((message, index) => {
+    switch (message.role) {
+      case 'system':
+        close(index);
+        break;
+      case 'user':
+        close(index);
+        if (openingSeen) {
+          const before = messages[index - 1];
+          if (before?.role !== 'assistant' || (before.tool_calls?.length ?? 0) > 0 || before.malformed_tool_call) {
+            problems.push(`/messages/${index}: a simulated user turn must answer an assistant turn without calls, not ${before ? `a ${before.role} message` : 'nothing'}`);
+          }
+        }
+        openingSeen = true;
+        break;
+      case 'assistant': {
+        close(index);
+        const calls = message.tool_calls ?? [];
+        for (const [position, call] of calls.entries()) {
+          const earlier = seenIds.get(call.id);
+          if (earlier !== undefined) problems.push(`/messages/${index}/tool_calls/${position}/id: ${call.id} is already the id of a call at /messages/${earlier}; a tool message could not say which it answers`);
+          else seenIds.set(call.id, index);
+        }
+        if (calls.length > 0 || message.malformed_tool_call) open = { index, calls, malformed: calls.length === 0, answered: new Set() };
+        break;
+      }
+      case 'tool': {
+        const pointer = `/messages/${index}/tool_call_id`;
+        if (!open) {
+          problems.push(`${pointer}: ${JSON.stringify(message.tool_call_id)} answers no call: it does not follow an assistant turn with calls (or that turn's other results)`);
+          break;
+        }
+        if (open.malformed) {
+          if (message.tool_call_id !== null) problems.push(`${pointer}: ${JSON.stringify(message.tool_call_id)} answers the malformed call at /messages/${open.index}, which has no id (null expected)`);
+          else if (open.answered.size > 0) problems.push(`${pointer}: a second answer to the malformed call at /messages/${open.index}`);
+          open.answered.add('null');
+          break;
+        }
+        const ids = open.calls.map((call) => call.id);
+        const id = message.tool_call_id;
+        const position = id === null ? -1 : ids.indexOf(id);
+        if (id === null || position < 0) {
+          problems.push(`${pointer}: ${JSON.stringify(id)} is not a call of the assistant turn at /messages/${open.index} (${ids.join(', ')})`);
+          break;
+        }
+        if (open.answered.has(id)) {
+          problems.push(`${pointer}: ${id} is answered again (the assistant turn at /messages/${open.index} gets one answer per call)`);
+          break;
+        }
+        const skipped = ids.slice(0, position).find((earlier) => !open!.answered.has(earlier));
+        if (skipped !== undefined) problems.push(`${pointer}: ${id} is answered before ${skipped} (the calls of /messages/${open.index} are answered in the order given)`);
+        open.answered.add(id);
+        const call = open.calls[position]!;
+        if (message.name !== call.name) problems.push(`/messages/${index}/name: ${JSON.stringify(message.name)} answers ${call.id}, a call of ${call.name}`);
+        break;
+      }
+    }
+  });
+  close(messages.length);
+  return problems;
+}
+
+export function checkTurns(dataset: Dataset): Finding[] {
+  const findings: Finding[] = [];
+  for (const { record, line } of dataset.rows) {
+    for (const problem of turnProblems(record)) findings.push({ check: 'turns', where: recordPlace(dataset.file, line, record), reason: problem });
   }
   return findings;
 }

@@ -9,7 +9,7 @@ import { basename, join, resolve } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { type Dataset, type DatasetProblem, EPISODES_FILE, readDataset } from './dataset-reader.js';
-import { binLabel, compareKeys, computeStats, type DatasetStats, type Distribution } from './dataset-stats.js';
+import { binLabel, callsPerTurnText, compareKeys, computeStats, type DatasetStats, type Distribution, simulatedUserText } from './dataset-stats.js';
 import { SPLIT_FILE, SPLIT_FORMAT } from './dataset-split.js';
 import { type CardSplit, readSplitLayout, type SplitLayout } from './split-layout.js';
 import { type ExportFacts, readExports } from './export-configs.js';
@@ -395,10 +395,34 @@ function exportsSection(input: DatasetCardInput): string {
     `model could call. Tool-call arguments are written ${argumentsText}. ` +
     'A message carries only the keys that apply to it. Each message and each tool is declared with the `Json` feature in ' +
     '`dataset_info` above, so it loads exactly as written, instead of being merged with the others into one struct whose ' +
-    'missing keys come back as `null` (which chat templates would render, or mistake for a tool call).\n\n' +
+    'missing keys come back as `null` (which chat templates would render, or mistake for a tool call).' +
+    conversationShapes(input.stats) +
+    '\n\n' +
     python.join('\n') +
     '\n'
   );
+}
+
+/** What a trainer must know about turns with several calls and simulated user turns, said only when the records have them. */
+function conversationShapes(stats: DatasetStats): string {
+  const parts: string[] = [];
+  if (stats.turns.with_several_calls > 0) {
+    parts.push(
+      ` ${plural(stats.turns.with_several_calls, 'assistant turn')} make several tool calls at once: they are one \`tool_calls\` list, followed by one ` +
+        '`tool` message per call, matched by `tool_call_id` and in the order of the calls.',
+    );
+  }
+  if (stats.turns.simulated_user > 0) {
+    parts.push(
+      ` ${plural(stats.turns.simulated_user, 'user message')} after the opening request (in ${plural(stats.turns.episodes_with_simulated_user, 'episode')}) ` +
+        'are the user simulator\'s replies, not the model\'s: SFT rows keep them in `messages`, so train on the assistant turns only ' +
+        '(TRL: `assistant_only_loss=True`), which masks them along with the request and the tool results. In DPO pairs they stay in ' +
+        '`prompt`: `chosen` and `rejected` end before the simulator\'s next turn, because a DPO trainer scores every token of a ' +
+        'continuation and has no per-message mask; each pair holds the step where the agent acted differently and what it did ' +
+        'until the user spoke again.',
+    );
+  }
+  return parts.join('');
 }
 
 function schemaSection(input: DatasetCardInput): string {
@@ -409,13 +433,21 @@ function schemaSection(input: DatasetCardInput): string {
     ['world', '`{name, version}` of the MCP server the episode ran against'],
     ['task', '`{id, title, tags}`'],
     ['tools', 'the catalog the policy saw from `tools/list`: `{name, description, input_schema, output_schema?, annotations?}`; the schemas and annotations are **JSON-encoded strings**'],
-    ['messages', 'the conversation: `system`, `user`, `assistant` (`content`, `tool_calls?`, `malformed_tool_call?`) and `tool` (`tool_call_id`, `name`, `content`, `tool_result`)'],
-    ['messages[].tool_calls', '`[{id, name, arguments}]`; `arguments` is a **JSON-encoded string**, exactly as emitted (some are wrongly typed on purpose)'],
+    [
+      'messages',
+      'the conversation: `system`, `user`, `assistant` (`content`, `tool_calls?`, `malformed_tool_call?`) and `tool` (`tool_call_id`, `name`, `content`, `tool_result`). ' +
+        'The first `user` message is the task\'s request; a later one is the **user simulator\'s** reply to the agent (its actor is the `provenance.actors` entry with role `user`), not the task\'s user and not the model',
+    ],
+    [
+      'messages[].tool_calls',
+      '`[{id, name, arguments}]`: every call of the turn, **possibly several**, each answered by one `tool` message with its `tool_call_id`, in the order of the list; ' +
+        '`arguments` is a **JSON-encoded string**, exactly as emitted (some are wrongly typed on purpose)',
+    ],
     ['messages[].tool_result', '`{ok, error?, kind?, errors?, code?}`: `kind` names the failure (`invalid_arguments`, `tool_error`, `timeout`, ...), `errors` every field error'],
     ['catalog_updates', 'catalog refreshes during the episode (after `notifications/tools/list_changed`): `{before_message, removed, added}`'],
     ['recovery', '`{error_turns, recovered, faults_fired}`: tool messages with `ok: false`; whether the task was completed despite them; every fault that fired (`{kind, fault, step, tool, call, detail}`)'],
     ['result', '`{task_completed, verified_by, outcome, outcome_detail?, predicates, steps, tool_calls, rejected_calls, initial_snapshot_sha256, final_snapshot_sha256}`; `predicates` are the hidden checks, each `{id, passed, detail?}`'],
-    ['provenance', '`{produced_at, actors, lineage}`: who acted (policy, world, factory), and the lane, its sha256, task, variant, seed, operation and the commands that regenerate and replay the record'],
+    ['provenance', '`{produced_at, actors, lineage}`: who acted (policy, user simulator when the task has one, world, factory), and the lane, its sha256, task, variant, seed, operation and the commands that regenerate and replay the record'],
   ];
   const splits = configSplits(input);
   const dataFiles = `{${splits.map((split) => `${JSON.stringify(split.name)}: ${JSON.stringify(split.path)}`).join(', ')}}`;
@@ -504,7 +536,12 @@ function provenanceSection(input: DatasetCardInput): string {
   const lines = ['## Provenance', ''];
   lines.push(`- **Produced at**: ${input.produced_at.map(code).join(', ') || 'no records'} (the lane's pinned date or \`SOURCE_DATE_EPOCH\`, not the wall clock).`);
   lines.push(`- **Factory version**: ${input.factory_versions.map(code).join(', ') || 'no records'}.`);
-  lines.push(`- **Actors**: policies ${Object.keys(input.stats.counts.by_policy).map(code).join(', ')}; worlds ${Object.keys(input.stats.counts.by_world).map(code).join(', ')}.`);
+  const users = Object.keys(input.stats.turns.by_user_simulator);
+  lines.push(
+    `- **Actors**: policies ${Object.keys(input.stats.counts.by_policy).map(code).join(', ')}; ` +
+      (users.length > 0 ? `user simulators ${users.map(code).join(', ')}; ` : '') +
+      `worlds ${Object.keys(input.stats.counts.by_world).map(code).join(', ')}.`,
+  );
   lines.push(`- **Lanes**: ${input.lanes.map((lane) => `${code(lane.name)} sha256 ${code(lane.sha256)}`).join('; ')}.`);
   lines.push(`- **Operations**: ${Object.entries(input.operations).map(([operation, count]) => `${count} ${code(operation)}`).join(', ')}.`);
   lines.push('');
@@ -545,6 +582,8 @@ function statisticsSection(input: DatasetCardInput): string {
         ['recovery (completed, among episodes with an error turn or a fired fault)', rateCell(stats.recovery)],
         ['faults fired', `${stats.faults.fired} in ${stats.faults.episodes_with_fault} episodes`],
         ['duplicate trajectories', `${stats.duplicates.duplicates} duplicates, ${stats.duplicates.distinct_trajectories} distinct`],
+        ['tool calls per assistant turn', callsPerTurnText(stats.turns)],
+        ['simulated user turns', simulatedUserText(stats.turns)],
       ],
     ),
   );
@@ -594,6 +633,15 @@ function limitationsSection(input: DatasetCardInput): string {
       ? `**Small**: ${size}; the intervals above are wide (task completion ${formatRate(stats.completion.overall)}).`
       : `**Narrow**: ${size}; tasks repeat across seeds with different world contents.`,
   );
+  const simulators = Object.keys(stats.turns.by_user_simulator);
+  if (stats.turns.simulated_user > 0) {
+    items.push(
+      `**Simulated users**: ${plural(stats.turns.simulated_user, 'user turn')} after the opening request come from ${list(simulators.map(code))}, not from people` +
+        (simulators.some((simulator) => simulator.startsWith('scripted:'))
+          ? '; a scripted simulator answers from the task\'s facts in fixed sentences, so its replies vary little.'
+          : '.'),
+    );
+  }
   items.push(
     `**Synthetic worlds**: ${list(input.worlds.map((world) => `${code(world.name)} ${world.version}`))} ${input.worlds.length === 1 ? 'is a seeded simulation' : 'are seeded simulations'} ` +
       `served over MCP, not ${input.worlds.length === 1 ? 'a real service; its' : 'real services; their'} contents (names, numbers, text) are generated from the seed.`,

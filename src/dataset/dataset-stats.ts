@@ -84,12 +84,29 @@ export interface DatasetStats {
     /** Tool calls the policy emitted in its messages, including ones rejected by validation. */
     tool_calls: Distribution;
   };
+  /** How the conversations are shaped: several tool calls in one assistant turn, and a user simulator's replies. */
+  turns: TurnStats;
   duplicates: {
     /** Records whose trajectory equals an earlier record's. */
     duplicates: number;
     distinct_trajectories: number;
     examples: DuplicateExample[];
   };
+}
+
+export interface TurnStats {
+  /** Assistant turns with at least one tool call (a malformed call names none, so it is not one). */
+  with_calls: number;
+  /** Turns with calls, by how many calls each made: `{"1": 120, "2": 14}`. */
+  calls_per_turn: Record<string, number>;
+  /** Turns with more than one call, and the episodes that have one. */
+  with_several_calls: number;
+  episodes_with_several_calls: number;
+  /** User messages after the opening request: replies of the user simulator, which a trainer masks. */
+  simulated_user: number;
+  episodes_with_simulated_user: number;
+  /** User simulator actors as `kind:name@version`, each counted once per record that names one. */
+  by_user_simulator: Record<string, number>;
 }
 
 /** Code-unit order: the same on every machine, unlike localeCompare. */
@@ -103,9 +120,9 @@ function sortedRecord<T>(entries: Map<string, T>): Record<string, T> {
   return out;
 }
 
-function policyActorKeys(record: EpisodeRecord): string[] {
+function actorKeys(record: EpisodeRecord, role: string): string[] {
   return record.provenance.actors
-    .filter((actor) => actor.role === 'policy')
+    .filter((actor) => actor.role === role)
     .map((actor) => `${String(actor.kind)}:${String(actor.name)}@${String(actor.version)}`);
 }
 
@@ -188,6 +205,11 @@ export class StatsAccumulator {
   private recovered = 0;
   private readonly messageLengths: number[] = [];
   private readonly toolCallLengths: number[] = [];
+  private readonly callsPerTurn = new Map<number, number>();
+  private episodesWithSeveralCalls = 0;
+  private simulatedUser = 0;
+  private episodesWithSimulatedUser = 0;
+  private readonly byUserSimulator = new CountTally();
   private readonly firstWithHash = new Map<string, string>();
   private duplicates = 0;
   private readonly duplicateExamples: DuplicateExample[] = [];
@@ -199,7 +221,7 @@ export class StatsAccumulator {
     this.byWorld.add([`${record.world.name}@${record.world.version}`]);
     this.byTask.add([record.task.id]);
     this.byVariant.add([variant]);
-    this.byPolicy.add(policyActorKeys(record));
+    this.byPolicy.add(actorKeys(record, 'policy'));
     this.byOutcome.add([record.result.outcome]);
     this.addFaults(record);
     if (completed) this.completed++;
@@ -211,7 +233,40 @@ export class StatsAccumulator {
     }
     this.messageLengths.push(record.messages.length);
     this.toolCallLengths.push(toolCallCount(record));
+    this.addTurns(record);
     this.addTrajectory(record);
+  }
+
+  private addTurns(record: EpisodeRecord): void {
+    let several = false;
+    let users = 0;
+    for (const message of record.messages) {
+      if (message.role === 'user') users++;
+      if (message.role !== 'assistant' || !message.tool_calls || message.tool_calls.length === 0) continue;
+      const calls = message.tool_calls.length;
+      this.callsPerTurn.set(calls, (this.callsPerTurn.get(calls) ?? 0) + 1);
+      if (calls > 1) several = true;
+    }
+    if (several) this.episodesWithSeveralCalls++;
+    // The first user message is the task's request; every later one is the simulator's reply.
+    const simulated = Math.max(0, users - 1);
+    this.simulatedUser += simulated;
+    if (simulated > 0) this.episodesWithSimulatedUser++;
+    this.byUserSimulator.add(actorKeys(record, 'user'));
+  }
+
+  private turnStats(): TurnStats {
+    const counts = [...this.callsPerTurn.entries()].sort(([left], [right]) => left - right);
+    return {
+      with_calls: counts.reduce((total, [, turns]) => total + turns, 0),
+      // Integer-like keys keep numeric order in every JSON engine, so "10" follows "9".
+      calls_per_turn: Object.fromEntries(counts.map(([calls, turns]) => [String(calls), turns])),
+      with_several_calls: counts.reduce((total, [calls, turns]) => total + (calls > 1 ? turns : 0), 0),
+      episodes_with_several_calls: this.episodesWithSeveralCalls,
+      simulated_user: this.simulatedUser,
+      episodes_with_simulated_user: this.episodesWithSimulatedUser,
+      by_user_simulator: this.byUserSimulator.counted(),
+    };
   }
 
   private addFaults(record: EpisodeRecord): void {
@@ -268,6 +323,7 @@ export class StatsAccumulator {
         messages: distribution(this.messageLengths),
         tool_calls: distribution(this.toolCallLengths),
       },
+      turns: this.turnStats(),
       duplicates: { duplicates: this.duplicates, distinct_trajectories: this.firstWithHash.size, examples: [...this.duplicateExamples] },
     };
   }
@@ -305,6 +361,30 @@ function histogramText(title: string, distribution: Distribution): string {
   return `${title}\n` + textTable(distribution.histogram.map((bin) => [binLabel(bin), String(bin.count), bar(bin.count)]));
 }
 
+/** `1.12 mean over 130 turns with calls; 14 turns with several (up to 3) in 12 episodes`. */
+export function callsPerTurnText(turns: TurnStats): string {
+  const entries = Object.entries(turns.calls_per_turn).map(([calls, count]) => [Number(calls), count] as const);
+  if (turns.with_calls === 0) return 'no turn called a tool';
+  const mean = entries.reduce((total, [calls, count]) => total + calls * count, 0) / turns.with_calls;
+  const most = Math.max(...entries.map(([calls]) => calls));
+  return (
+    `${mean.toFixed(2)} mean over ${turns.with_calls} turns with calls; ` +
+    (turns.with_several_calls === 0
+      ? 'none with several'
+      : `${turns.with_several_calls} turns with several (up to ${most}) in ${turns.episodes_with_several_calls} episodes`)
+  );
+}
+
+/** `40 replies in 32 episodes (user messages after the first), from scripted:scripted-user@1`. */
+export function simulatedUserText(turns: TurnStats): string {
+  const simulators = Object.keys(turns.by_user_simulator);
+  if (turns.simulated_user === 0 && simulators.length === 0) return 'none (no user simulator)';
+  return (
+    `${turns.simulated_user} replies in ${turns.episodes_with_simulated_user} episodes (user messages after the first)` +
+    (simulators.length > 0 ? `, from ${simulators.join(', ')}` : '')
+  );
+}
+
 /** Human-readable text tables; rates read `0.688 [0.580, 0.778] n=80`. */
 export function formatStats(stats: DatasetStats): string {
   const duplicateLines = stats.duplicates.examples.map((example) => `  duplicate: ${example.record_id} = ${example.duplicate_of}\n`).join('');
@@ -317,6 +397,8 @@ export function formatStats(stats: DatasetStats): string {
         ['task completion', formatRate(stats.completion.overall)],
         ['recovery', `${formatRate(stats.recovery)} (recovered, among episodes with an error turn or a fired fault)`],
         ['duplicates', `${stats.duplicates.duplicates} duplicate records, ${stats.duplicates.distinct_trajectories} distinct trajectories`],
+        ['calls per turn', callsPerTurnText(stats.turns)],
+        ['simulated user', simulatedUserText(stats.turns)],
       ],
       '',
     ) + duplicateLines,

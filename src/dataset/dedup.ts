@@ -18,7 +18,7 @@ import { describeFile, type ManifestFile } from '../records/manifest.js';
 import { assertDatasetDirectory, EPISODES_FILE, readDataset } from './dataset-reader.js';
 import { cosineSimilarity, type Embedder } from './embedder.js';
 import { type Banding, bandingFor, exactJaccard, LshIndex, MINHASH_PERMUTATIONS, MinHasher, recordShingles, SHINGLE_SIZE } from './minhash.js';
-import { trajectory, trajectoryHash } from './trajectory.js';
+import { trajectory, trajectoryHash, turnCalls } from './trajectory.js';
 
 export const DEDUP_OPERATION = 'dedup';
 export const DROPPED_FILE = 'dropped.jsonl';
@@ -101,7 +101,7 @@ export function episodeText(record: EpisodeRecord): string {
           return `${turn.role}: ${turn.text}`;
         case 'assistant': {
           const parts = [`assistant: ${turn.text}`];
-          if (turn.call) parts.push(`[call ${turn.call.tool} ${turn.call.arguments}]`);
+          for (const call of turnCalls(turn)) parts.push(`[call ${call.tool} ${call.arguments}]`);
           if (turn.malformed !== undefined) parts.push(`[malformed call: ${turn.malformed}]`);
           return parts.join(' ');
         }

@@ -2,10 +2,10 @@
 // fault draw (the same world, the same user message, the same faults armed).
 // `chosen` is a verified completion (a recovery first, when there is one),
 // `rejected` a verified failure; both continue a shared prompt up to the turn
-// where they diverge.
+// where they diverge, and each ends before the user simulator speaks again.
 
 import { canonicalJson } from '../core/canonical-json.js';
-import type { EpisodeRecord } from '../records/episode-record.js';
+import type { EpisodeRecord, RecordMessage } from '../records/episode-record.js';
 import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
 import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 import { type ExportOptions, writeRowsAtomically } from './export-sft.js';
@@ -35,6 +35,12 @@ export interface DpoSummary {
   /** Records in no pair: groups with only completions or only failures. */
   unpaired: number;
   pairs_by_rejected_variant: Record<string, number>;
+  /**
+   * Pairs left out because, up to the next simulated user turn, chosen and
+   * rejected are the same: the conversations first differ in what the user
+   * simulator said, not in anything the agent did.
+   */
+  same_agent_moves: number;
   arguments: ArgumentsForm;
   /** In the "object" form, calls whose arguments stayed text because the policy emitted no JSON object. */
   arguments_kept_as_text: number;
@@ -61,6 +67,27 @@ export function sharedPrompt(left: readonly ChatMessage[], right: readonly ChatM
   return shared;
 }
 
+/**
+ * Where a continuation that starts at `from` ends: before the first user
+ * message at or after it (a simulated user's reply: the opening request is
+ * always in the prompt), or at the end of the conversation.
+ *
+ * Why cut there rather than keep the whole episode and ask trainers to mask
+ * the user's turns: DPO trainers (TRL's DPOTrainer among them) score every
+ * token of `chosen` and `rejected` and have no per-message mask, so a user
+ * turn left in a continuation would be learned as something the model says.
+ * The agent's move ends when it hands the conversation back to the user (a
+ * question, an answer, or acting on a guess and reporting it), so the pair
+ * still holds exactly the step that differs (asking versus guessing, or one
+ * question too many) and what the agent did until the user spoke again. The
+ * index is taken on the record's messages, not the chat form, where the
+ * harness's reply to a malformed call also has role "user" and is no user's.
+ */
+export function continuationEnd(messages: readonly RecordMessage[], from: number): number {
+  for (let index = from; index < messages.length; index++) if (messages[index]!.role === 'user') return index;
+  return messages.length;
+}
+
 export async function exportDpo(dir: string, out: string, options: ExportOptions = {}): Promise<DpoSummary> {
   const form = options.arguments ?? 'string';
   const source = options.file ?? EPISODES_FILE;
@@ -75,6 +102,7 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
   let pairs = 0;
   let unpaired = 0;
   let keptAsText = 0;
+  let sameMoves = 0;
   writeRowsAtomically<DpoRow>(out, (append) => {
     for (const members of groups.values()) {
       const completed = members.filter((record) => record.result.task_completed).sort(preference);
@@ -89,10 +117,16 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
       for (const rejected of failed) {
         const rejectedChat = toChatMessages(rejected.messages, form);
         const shared = sharedPrompt(chosenChat, rejectedChat);
+        const chosenMove = chosenChat.slice(shared, continuationEnd(chosen.messages, shared));
+        const rejectedMove = rejectedChat.slice(shared, continuationEnd(rejected.messages, shared));
+        if (canonicalJson(chosenMove) === canonicalJson(rejectedMove)) {
+          sameMoves++;
+          continue;
+        }
         const row: DpoRow = {
           prompt: chosenChat.slice(0, shared),
-          chosen: chosenChat.slice(shared),
-          rejected: rejectedChat.slice(shared),
+          chosen: chosenMove,
+          rejected: rejectedMove,
           tools: toChatTools([...chosen.tools, ...rejected.tools], [...chosen.catalog_updates, ...rejected.catalog_updates]),
           chosen_record_id: chosen.record_id,
           rejected_record_id: rejected.record_id,
@@ -117,6 +151,7 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
     pairs,
     unpaired,
     pairs_by_rejected_variant: Object.fromEntries(Object.entries(byVariant).sort(([left], [right]) => (left < right ? -1 : 1))),
+    same_agent_moves: sameMoves,
     arguments: form,
     arguments_kept_as_text: keptAsText,
   };

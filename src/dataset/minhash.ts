@@ -3,16 +3,17 @@
 // Jaccard threshold, and the Jaccard measures that confirm a candidate.
 //
 // What is shingled is what the episode *does*: every turn's role, the system
-// and user text, the assistant's text, each call as its tool name followed by
-// the words of its canonical arguments, and each tool answer as its outcome
-// (`ok` or the error kind). The content of tool results is left out on
+// and user text (a simulated user's replies too), the assistant's text, each
+// call of a turn (in order) as its tool name followed by the words of its
+// canonical arguments, and each tool answer as its outcome (`ok` or the error
+// kind). The content of tool results is left out on
 // purpose: it is world data drawn from the seed (issue titles, numbers,
 // logins) that would make every two seeds look unrelated even when the agent
 // asked, called and answered the same way. Exact dedup still compares results.
 
 import { substream } from '../core/random.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
-import { type Turn, trajectory } from './trajectory.js';
+import { type Turn, trajectory, turnCalls } from './trajectory.js';
 
 export const MINHASH_PERMUTATIONS = 128;
 export const SHINGLE_SIZE = 3;
@@ -35,7 +36,7 @@ function turnTokens(turn: Turn): string[] {
         '<assistant>',
         ...words(turn.text),
         // The tool name stays one token so that `search_issues` never shares a shingle with the words "search issues".
-        ...(turn.call ? [`<call:${turn.call.tool}>`, ...words(turn.call.arguments)] : []),
+        ...turnCalls(turn).flatMap((call) => [`<call:${call.tool}>`, ...words(call.arguments)]),
         ...(turn.malformed !== undefined ? ['<malformed>', ...words(turn.malformed)] : []),
       ];
     case 'tool':

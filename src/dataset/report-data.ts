@@ -1,6 +1,6 @@
 // Owns what the HTML report shows, gathered from a dataset directory: the
 // overview (records, rejected, duplicates dropped, worlds, tasks, policies and
-// models with digests, lanes), the series behind each plot, and the episodes
+// models with digests, user simulators, lanes), the series behind each plot, and the episodes
 // the viewer embeds. The records file is streamed twice (tallies first, then
 // the chosen episodes), so memory grows with the number of records (a few
 // numbers each), not with their size; when there are more records than the
@@ -54,6 +54,17 @@ export interface ReportPolicy {
   records: number;
 }
 
+/** A user simulator that wrote user turns (or could have): scripted, or a model with its digest. */
+export interface ReportUserSimulator {
+  /** `kind:name@version`, as `stats` counts them. */
+  key: string;
+  kind: string;
+  name: string;
+  version: string;
+  digest: string | null;
+  records: number;
+}
+
 export interface ReportLane {
   name: string;
   sha256: string;
@@ -83,6 +94,7 @@ export interface ReportOverview {
   worlds: ReportWorld[];
   tasks: ReportTask[];
   policies: ReportPolicy[];
+  user_simulators: ReportUserSimulator[];
   lanes: ReportLane[];
   produced_at: string[];
   factory_versions: string[];
@@ -111,6 +123,10 @@ export interface ViewerIndexEntry {
   tool_calls: number;
   messages: number;
   prompt: string;
+  /** User messages after the opening request: the user simulator's replies. */
+  user_turns: number;
+  /** Calls in the episode's busiest assistant turn. */
+  most_calls: number;
 }
 
 export interface ViewerTables {
@@ -167,6 +183,16 @@ export function policyKey(record: EpisodeRecord): string {
 
 function faultKinds(record: EpisodeRecord): string[] {
   return [...new Set(record.recovery.faults_fired.map((fault) => fault.kind))].sort(compareKeys);
+}
+
+function simulatedUserTurns(record: EpisodeRecord): number {
+  return Math.max(0, record.messages.filter((message) => message.role === 'user').length - 1);
+}
+
+function mostCallsInATurn(record: EpisodeRecord): number {
+  let most = 0;
+  for (const message of record.messages) if (message.role === 'assistant') most = Math.max(most, message.tool_calls?.length ?? 0);
+  return most;
 }
 
 function firstUserText(record: EpisodeRecord): string {
@@ -257,6 +283,7 @@ class OverviewTally {
   private readonly worlds = new Map<string, ReportWorld>();
   private readonly tasks = new Map<string, ReportTask>();
   private readonly policies = new Map<string, ReportPolicy>();
+  private readonly users = new Map<string, ReportUserSimulator>();
   private readonly lanes = new Map<string, ReportLane>();
   private readonly producedAt = new Set<string>();
   private readonly factoryVersions = new Set<string>();
@@ -273,6 +300,15 @@ class OverviewTally {
     const policy = this.policies.get(key) ?? { key, ...describePolicy(policyActor(record)), records: 0 };
     policy.records++;
     this.policies.set(key, policy);
+    for (const actor of record.provenance.actors.filter((each) => each.role === 'user')) {
+      const userKey = `${String(actor.kind)}:${String(actor.name)}@${String(actor.version)}`;
+      const digest = typeof actor.digest === 'string' ? actor.digest : null;
+      // Two builds of one model tag are two simulators.
+      const mapKey = `${userKey}\u0000${digest ?? ''}`;
+      const user = this.users.get(mapKey) ?? { key: userKey, kind: String(actor.kind), name: String(actor.name), version: String(actor.version), digest, records: 0 };
+      user.records++;
+      this.users.set(mapKey, user);
+    }
     const lineage = record.provenance.lineage;
     // A lane edited between runs has a new hash: each (name, hash) is its own row.
     const laneKey = `${lineage.lane}\u0000${lineage.lane_sha256}`;
@@ -283,12 +319,13 @@ class OverviewTally {
     this.factoryVersions.add(lineage.factory_version);
   }
 
-  finish(): Pick<ReportOverview, 'worlds' | 'tasks' | 'policies' | 'lanes' | 'produced_at' | 'factory_versions'> {
+  finish(): Pick<ReportOverview, 'worlds' | 'tasks' | 'policies' | 'user_simulators' | 'lanes' | 'produced_at' | 'factory_versions'> {
     const sorted = <T>(map: Map<string, T>): T[] => [...map.keys()].sort(compareKeys).map((key) => map.get(key)!);
     return {
       worlds: sorted(this.worlds),
       tasks: sorted(this.tasks),
       policies: sorted(this.policies),
+      user_simulators: sorted(this.users),
       lanes: sorted(this.lanes),
       produced_at: [...this.producedAt].sort(compareKeys),
       factory_versions: [...this.factoryVersions].sort(compareKeys),
@@ -443,6 +480,8 @@ async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, ids: Re
       tool_calls: toolCallCount(record),
       messages: record.messages.length,
       prompt: firstUserText(record),
+      user_turns: simulatedUserTurns(record),
+      most_calls: mostCallsInATurn(record),
     });
     // The rest of the file holds no chosen line.
     if (episodes.length === chosen.size) break;

@@ -112,6 +112,26 @@ function overviewSection(data: ReportData): string {
         'policies',
       ),
   );
+  if (overview.user_simulators.length > 0) {
+    const turns = stats.turns;
+    parts.push(
+      '<h3>User simulators</h3>' +
+        `<p class="facts">${plural(turns.simulated_user, 'user turn')} after the opening request, in ${plural(turns.episodes_with_simulated_user, 'episode')}, ` +
+        'were written by these simulators, not by the task’s user: the viewer marks them, and a trainer masks them.</p>' +
+        table(
+          ['simulator', 'kind', 'actor', 'version', 'digest', 'records'],
+          overview.user_simulators.map((user) => [
+            code(user.key),
+            html(user.kind),
+            code(user.name),
+            html(user.version),
+            user.digest ? `<code class="hash">${html(user.digest)}</code>` : '–',
+            String(user.records),
+          ]),
+          'user-simulators',
+        ),
+    );
+  }
   parts.push(
     '<h3>Tasks</h3>' +
       table(
@@ -178,7 +198,11 @@ function chartsSection(data: ReportData): string {
     histogramChart({
       id: 'tool-calls',
       title: 'Tool calls per episode',
-      caption: `Calls the policy emitted, including ones rejected by validation: median ${stats.lengths.tool_calls.p50 ?? '–'}, max ${stats.lengths.tool_calls.max ?? '–'}.`,
+      caption:
+        `Calls the policy emitted, including ones rejected by validation: median ${stats.lengths.tool_calls.p50 ?? '–'}, max ${stats.lengths.tool_calls.max ?? '–'}.` +
+        (stats.turns.with_several_calls > 0
+          ? ` ${plural(stats.turns.with_several_calls, 'assistant turn')} of ${grouped(stats.turns.with_calls)} made several calls at once, in ${plural(stats.turns.episodes_with_several_calls, 'episode')}.`
+          : ''),
       xTitle: 'tool calls per episode (count)',
       yTitle: 'episodes',
       bins: stats.lengths.tool_calls.histogram,
@@ -267,6 +291,8 @@ function indexBlocks(viewer: ViewerData): string {
       entry.tool_calls,
       entry.messages,
       entry.prompt,
+      entry.user_turns,
+      entry.most_calls,
     ]),
   };
   return [

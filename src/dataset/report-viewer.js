@@ -25,7 +25,9 @@
       errorTurns: row[7],
       toolCalls: row[8],
       messages: row[9],
-      prompt: row[10]
+      prompt: row[10],
+      userTurns: row[11],
+      mostCalls: row[12]
     };
     entry.haystack = [entry.id, entry.world, entry.task, entry.policy, entry.outcome, entry.prompt, entry.faults.join(' ')].join('\n').toLowerCase();
     return entry;
@@ -122,7 +124,9 @@
     var badges = el('div', { className: 'entry-meta' },
       el('span', { className: 'badge ' + (entry.completed ? 'completed' : 'failed'), text: entry.completed ? 'completed' : 'not completed' }),
       entry.faults.length > 0 ? el('span', { className: 'badge fault', text: entry.faults.join(', ') }) : null,
-      entry.errorTurns > 0 ? el('span', { className: 'badge error', text: counted(entry.errorTurns, 'error turn') }) : null
+      entry.errorTurns > 0 ? el('span', { className: 'badge error', text: counted(entry.errorTurns, 'error turn') }) : null,
+      entry.mostCalls > 1 ? el('span', { className: 'badge calls', text: 'up to ' + entry.mostCalls + ' calls a turn' }) : null,
+      entry.userTurns > 0 ? el('span', { className: 'badge simulated', text: counted(entry.userTurns, 'simulated user turn') }) : null
     );
     var button = el('button', { type: 'button', 'data-record-id': entry.id },
       el('div', { className: 'entry-id', text: entry.id }),
@@ -149,31 +153,60 @@
     count.setAttribute('data-matches', String(matched.length));
   }
 
-  /** Faults by the model turn they fired in: a turn makes at most one call, so its tool message is the one hit. */
-  function faultsByStep(record) {
-    var steps = new Map();
-    record.recovery.faults_fired.forEach(function (fault) {
-      if (!steps.has(fault.step)) steps.set(fault.step, []);
-      steps.get(fault.step).push(fault);
+  /** Calls the harness refused before they reached the server: the fault layer never saw them, so they have no call number. */
+  var REFUSED = ['invalid_arguments', 'unknown_tool', 'tool_call_limit', 'malformed_tool_call'];
+
+  /**
+   * Where each fault is shown: on the tool message it hit, or, for one that no
+   * tool message carries (a catalog listing, a turn that never came back), as
+   * a notice. A fault's `call` counts the calls that reached the server, from
+   * 1, across the episode; a turn may make several, so the step alone does not
+   * say which result was hit. Without a match, the first result of its turn.
+   */
+  function placeFaults(record) {
+    var results = [];
+    var turn = 0;
+    var reached = 0;
+    record.messages.forEach(function (message, index) {
+      if (message.role === 'assistant') turn += 1;
+      if (message.role !== 'tool') return;
+      var counted = message.tool_call_id !== null && REFUSED.indexOf(message.tool_result.kind) < 0;
+      if (counted) reached += 1;
+      results.push({ index: index, turn: turn, call: counted ? reached : null, tool: message.name });
     });
-    return steps;
+    var byMessage = new Map();
+    var notices = [];
+    record.recovery.faults_fired.forEach(function (fault) {
+      var inTurn = fault.step > 0 ? results.filter(function (result) { return result.turn === fault.step; }) : [];
+      var hit = inTurn.filter(function (result) { return fault.call !== null && result.call === fault.call; })[0] ||
+        inTurn.filter(function (result) { return result.tool === fault.tool; })[0] || inTurn[0];
+      if (!hit) {
+        notices.push(fault);
+        return;
+      }
+      if (!byMessage.has(hit.index)) byMessage.set(hit.index, []);
+      byMessage.get(hit.index).push(fault);
+    });
+    return { byMessage: byMessage, notices: notices };
   }
 
   function faultNote(fault) {
     return el('p', { className: 'fault-note' },
       el('span', { className: 'badge fault', text: 'injected fault' }),
-      fault.kind + ' (' + fault.fault + ')' + (fault.call !== null ? ', call ' + fault.call : '') + ': ' + fault.detail
+      // `call` counts the calls that reached the server, not the call ids the policy saw.
+      fault.kind + ' (' + fault.fault + ')' + (fault.call !== null ? ', server call ' + fault.call : '') + ': ' + fault.detail
     );
   }
 
   function assistantMessage(message, turn) {
-    var node = el('div', { className: 'message assistant', 'data-turn': turn },
-      el('div', { className: 'role', text: 'assistant · turn ' + turn }),
+    var calls = message.tool_calls || [];
+    var node = el('div', { className: 'message assistant', 'data-turn': turn, 'data-calls': calls.length },
+      el('div', { className: 'role', text: 'assistant · turn ' + turn + (calls.length > 1 ? ' · ' + calls.length + ' tool calls' : '') }),
       message.content ? el('div', { className: 'text', text: message.content }) : null
     );
-    (message.tool_calls || []).forEach(function (call) {
-      node.appendChild(el('div', { className: 'tool-call', 'data-tool': call.name },
-        el('div', null, 'tool call ', el('span', { className: 'call-name', text: call.name }), ' ', el('code', { text: call.id })),
+    calls.forEach(function (call, position) {
+      node.appendChild(el('div', { className: 'tool-call', 'data-tool': call.name, 'data-call-id': call.id },
+        el('div', null, calls.length > 1 ? 'tool call ' + (position + 1) + ' of ' + calls.length + ' ' : 'tool call ', el('span', { className: 'call-name', text: call.name }), ' ', el('code', { text: call.id })),
         el('pre', { className: 'arguments', text: pretty(call.arguments) })
       ));
     });
@@ -186,8 +219,10 @@
   function toolMessage(message, faults) {
     var result = message.tool_result;
     var classes = 'message tool' + (result.ok ? ' ok' : ' not-ok') + (faults.length > 0 ? ' faulted' : '');
-    var node = el('div', { className: classes, 'data-tool': message.name || '', 'data-ok': String(result.ok) },
-      el('div', { className: 'role', text: 'tool result · ' + (message.name || 'unknown tool') })
+    var node = el('div', { className: classes, 'data-tool': message.name || '', 'data-ok': String(result.ok), 'data-call-id': message.tool_call_id === null ? null : message.tool_call_id },
+      el('div', { className: 'role' },
+        'tool result · ' + (message.name || 'unknown tool') + ' · ',
+        message.tool_call_id === null ? 'the harness’s reply to a malformed call' : el('code', { className: 'answers', text: message.tool_call_id }))
     );
     faults.forEach(function (fault) { node.appendChild(faultNote(fault)); });
     if (!result.ok) {
@@ -204,29 +239,48 @@
     return node;
   }
 
+  /** `scripted-user 1 (scripted)`, or a model with its digest: who wrote the user turns after the first. */
+  function userActor(record) {
+    var actor = record.provenance.actors.filter(function (each) { return each.role === 'user'; })[0];
+    if (!actor) return 'no user simulator in provenance';
+    return actor.name + ' ' + actor.version + ' (' + actor.kind + ')' + (typeof actor.digest === 'string' ? ' @' + actor.digest.slice(0, 19) : '');
+  }
+
+  function userMessage(message, opening, actor) {
+    if (opening) {
+      return el('div', { className: 'message user', 'data-user': 'opening' }, el('div', { className: 'role', text: 'user · the task’s request' }), el('div', { className: 'text', text: message.content }));
+    }
+    // Not the task's user: a simulator's reply, which a trainer masks like the request.
+    return el('div', { className: 'message user simulated', 'data-user': 'simulated', 'data-actor': actor },
+      el('div', { className: 'role' }, el('span', { className: 'badge simulated', text: 'user simulator' }), el('span', { className: 'actor', text: actor })),
+      el('div', { className: 'text', text: message.content })
+    );
+  }
+
   function chat(record) {
-    var steps = faultsByStep(record);
+    var faults = placeFaults(record);
+    var actor = userActor(record);
     var container = el('div', { className: 'chat' });
-    (steps.get(0) || []).forEach(function (fault) {
+    faults.notices.filter(function (fault) { return fault.step === 0; }).forEach(function (fault) {
       container.appendChild(el('div', { className: 'message notice' }, el('div', { className: 'role', text: 'before the first turn' }), faultNote(fault)));
     });
     var turn = 0;
-    record.messages.forEach(function (message) {
+    var users = 0;
+    record.messages.forEach(function (message, index) {
       if (message.role === 'system') {
         container.appendChild(el('details', { className: 'message system' }, el('summary', { className: 'role', text: 'system prompt' }), el('div', { className: 'text', text: message.content })));
       } else if (message.role === 'user') {
-        container.appendChild(el('div', { className: 'message user' }, el('div', { className: 'role', text: 'user' }), el('div', { className: 'text', text: message.content })));
+        users += 1;
+        container.appendChild(userMessage(message, users === 1, actor));
       } else if (message.role === 'assistant') {
         turn += 1;
         container.appendChild(assistantMessage(message, turn));
       } else {
-        container.appendChild(toolMessage(message, steps.get(turn) || []));
-        steps.delete(turn);
+        container.appendChild(toolMessage(message, faults.byMessage.get(index) || []));
       }
     });
-    steps.delete(0);
-    steps.forEach(function (faults) {
-      faults.forEach(function (fault) { container.appendChild(el('div', { className: 'message notice' }, el('div', { className: 'role', text: 'turn ' + fault.step }), faultNote(fault))); });
+    faults.notices.filter(function (fault) { return fault.step !== 0; }).forEach(function (fault) {
+      container.appendChild(el('div', { className: 'message notice' }, el('div', { className: 'role', text: 'turn ' + fault.step }), faultNote(fault)));
     });
     return container;
   }

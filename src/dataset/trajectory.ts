@@ -1,5 +1,5 @@
 // Owns the normalised trajectory of a record: the conversation as a sequence
-// of turns (who spoke, what was said, which tool was called with which
+// of turns (who spoke, what was said, which tools were called with which
 // arguments in canonical form, what came back), without ids or provenance.
 // Two records with the same trajectory are the same episode, whatever their
 // seeds or record ids; dedup and stats hash it.
@@ -8,9 +8,21 @@ import { canonicalJson } from '../core/canonical-json.js';
 import { hashCanonical } from '../core/hashing.js';
 import type { EpisodeRecord, RecordMessage } from '../records/episode-record.js';
 
+export interface TurnCall {
+  tool: string;
+  arguments: string;
+}
+
+/**
+ * An assistant turn with one call keeps the shape it had before turns could
+ * make several (`call`), so the hashes of existing records do not move; a turn
+ * with several lists them in the order given (`calls`). Tool turns carry no
+ * call id: the runner answers a turn's calls in that same order, so position
+ * already says which call a result answers.
+ */
 export type Turn =
   | { role: 'system' | 'user'; text: string }
-  | { role: 'assistant'; text: string; call?: { tool: string; arguments: string }; malformed?: string }
+  | { role: 'assistant'; text: string; call?: TurnCall; calls?: TurnCall[]; malformed?: string }
   | { role: 'tool'; ok: boolean; kind: string | null; text: string };
 
 function normalisedArguments(encoded: string): string {
@@ -27,17 +39,23 @@ export function turnOf(message: RecordMessage): Turn {
     case 'user':
       return { role: message.role, text: message.content };
     case 'assistant': {
-      const call = message.tool_calls?.[0];
+      const calls = (message.tool_calls ?? []).map((call): TurnCall => ({ tool: call.name, arguments: normalisedArguments(call.arguments) }));
       return {
         role: 'assistant',
         text: message.content,
-        ...(call ? { call: { tool: call.name, arguments: normalisedArguments(call.arguments) } } : {}),
+        ...(calls.length === 1 ? { call: calls[0]! } : calls.length > 1 ? { calls } : {}),
         ...(message.malformed_tool_call ? { malformed: message.malformed_tool_call.reason } : {}),
       };
     }
     case 'tool':
       return { role: 'tool', ok: message.tool_result.ok, kind: message.tool_result.kind ?? null, text: message.content };
   }
+}
+
+/** Every call of an assistant turn, whichever shape it has; none for other turns. */
+export function turnCalls(turn: Turn): TurnCall[] {
+  if (turn.role !== 'assistant') return [];
+  return turn.calls ?? (turn.call ? [turn.call] : []);
 }
 
 export function trajectory(record: EpisodeRecord): Turn[] {

@@ -1,8 +1,9 @@
 // Owns `gate`: a fixed battery of a lane's episodes played by one policy,
 // measured the way a tool-calling model is judged: did every episode answer,
-// did any hit a cap, how many turns used tools, how many calls were executed,
-// how many kept the contract (well-formed, aimed at a real tool and a real
-// entity), and how many tasks were completed (with a Wilson 95% interval).
+// did any hit a cap, how many episodes used tools, how many calls were emitted
+// and executed (each call of a turn counted), how many kept the contract
+// (well-formed, aimed at a real tool and a real entity), and how many tasks
+// were completed (with a Wilson 95% interval).
 // `compare` plays two policies on the same episodes and tests the paired
 // difference with an exact McNemar test. An episode the model server cut
 // short says nothing about the model, and a battery with a hole in it gives
@@ -14,6 +15,7 @@ import { wilsonInterval, type Rate } from '../dataset/wilson-interval.js';
 import { planEpisodes, specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { InfrastructureError } from '../policy/policy-contract.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
+import type { ToolMessage } from '../core/conversation.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { produceEpisode } from '../verify/episode-production.js';
 import type { PreparedPolicy } from './policy-selection.js';
@@ -23,7 +25,7 @@ export interface GateEpisode {
   index: number;
   record_id: string;
   task: string;
-  /** Turns that tried to call a tool, well-formed or not. */
+  /** Calls the policy tried to make, well-formed or not: each call of a turn, and a malformed turn as one. */
   emitted: number;
   /** Calls that reached a tool. */
   executed: number;
@@ -64,19 +66,39 @@ export const GATE_CONDITIONS = {
 /** An executed call whose result says the entity it named does not exist kept the syntax, not the contract. */
 const MISSING_ENTITY = /not found|no such|no user with/i;
 
-function measure(record: EpisodeRecord, index: number, seconds: number): GateEpisode {
+/**
+ * Each call is judged by its own answer, the tool message with its id: a turn
+ * of several calls is several emitted calls, so `calls_executed` (which counts
+ * every executed call) never exceeds `calls_emitted`, and one bad call of a
+ * turn does not spoil the others. A call left unanswered (the episode ran out
+ * of time before it) kept no contract.
+ */
+export function measureEpisode(record: EpisodeRecord, index: number, seconds: number): GateEpisode {
   let emitted = 0;
   let contract = 0;
   const messages = record.messages;
   messages.forEach((message, position) => {
-    if (message.role !== 'assistant' || (!message.tool_calls && !message.malformed_tool_call)) return;
-    emitted++;
-    const reply = messages[position + 1];
-    if (!message.tool_calls || reply?.role !== 'tool') return;
-    const kind = reply.tool_result.kind;
-    const rejectedBeforeTool = kind === 'invalid_arguments' || kind === 'unknown_tool' || kind === 'malformed_tool_call';
-    const missingEntity = kind === 'tool_error' && MISSING_ENTITY.test(reply.content);
-    if (!rejectedBeforeTool && !missingEntity) contract++;
+    if (message.role !== 'assistant') return;
+    if (message.malformed_tool_call && !message.tool_calls) {
+      emitted++;
+      return;
+    }
+    const calls = message.tool_calls ?? [];
+    emitted += calls.length;
+    // The answers follow the turn, before anything else is said.
+    const answers = new Map<string, ToolMessage>();
+    for (let next = position + 1; next < messages.length && messages[next]!.role === 'tool'; next++) {
+      const reply = messages[next] as ToolMessage;
+      if (reply.tool_call_id !== null) answers.set(reply.tool_call_id, reply);
+    }
+    for (const call of calls) {
+      const reply = answers.get(call.id);
+      if (!reply) continue;
+      const kind = reply.tool_result.kind;
+      const rejectedBeforeTool = kind === 'invalid_arguments' || kind === 'unknown_tool' || kind === 'malformed_tool_call';
+      const missingEntity = kind === 'tool_error' && MISSING_ENTITY.test(reply.content);
+      if (!rejectedBeforeTool && !missingEntity) contract++;
+    }
   });
   const user = messages.find((message) => message.role === 'user')?.content ?? '';
   return {
@@ -130,7 +152,7 @@ export async function runGate(options: GateOptions): Promise<GateResult> {
         cause: error,
       });
     }
-    const episode = measure(record, index + 1, (performance.now() - turnStarted) / 1000);
+    const episode = measureEpisode(record, index + 1, (performance.now() - turnStarted) / 1000);
     episodes.push(episode);
     options.onEpisode?.(episode);
   }

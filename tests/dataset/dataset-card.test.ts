@@ -13,6 +13,7 @@ import { laneCardReader } from '../../src/factory/lane-cards.js';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { exportConfig } from '../../src/dataset/export-configs.js';
 import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE } from '../conversation-lanes.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 type Yaml = string | Yaml[] | { [key: string]: Yaml };
@@ -89,6 +90,7 @@ function splitCard(card: string): { front: Record<string, Yaml>; body: string } 
 
 interface RawRecord {
   task: { id: string };
+  messages: { role: string; tool_calls?: unknown[] }[];
   world: { name: string };
   recovery: { faults_fired: { kind: string }[] };
   result: { task_completed: boolean };
@@ -402,5 +404,43 @@ describe('dataset card with training exports', () => {
     const { front } = splitCard(readFileSync(path, 'utf8'));
     assert.equal((front.configs as unknown[]).length, 1);
     assert.equal(front.dataset_info, undefined);
+  });
+});
+
+describe('dataset card of conversations with several calls a turn and a user simulator', () => {
+  it('says how several calls and simulated user turns are laid out, and that a trainer masks the simulated ones', async () => {
+    const dialogue = copySample(await conversationDataset(DIALOGUE_LANE), 'dialogue');
+    await exportConfig(dialogue, 'sft', {});
+    await exportConfig(dialogue, 'dpo', {});
+    const { body } = splitCard(readFileSync((await writeCard(dialogue)).path, 'utf8'));
+    const records = rawLines(dialogue).map((line) => JSON.parse(line) as RawRecord);
+    const simulated = records.reduce((sum, record) => sum + record.messages.filter((message) => message.role === 'user').length - 1, 0);
+    assert.ok(simulated > 0);
+    assert.ok(body.includes(`${simulated} user messages after the opening request (in ${records.length} episodes) are the user simulator's replies, not the model's`), 'the exports say which turns to mask');
+    assert.match(body, /train on the assistant turns only \(TRL: `assistant_only_loss=True`\)/);
+    assert.match(body, /`chosen` and `rejected` end before the simulator's next turn/);
+    assert.ok(body.includes(`| simulated user turns | ${simulated} replies in ${records.length} episodes (user messages after the first), from scripted:scripted-user@1 |`));
+    assert.match(body, /user simulators `scripted:scripted-user@1`/);
+    assert.match(body, /\*\*Simulated users\*\*: \d+ user turns after the opening request come from `scripted:scripted-user@1`, not from people/);
+    assert.match(body, /a later one is the \*\*user simulator's\*\* reply to the agent/, 'the schema says it for every dataset');
+
+    const parallel = copySample(await conversationDataset(PARALLEL_LANE), 'parallel');
+    await exportConfig(parallel, 'sft', { arguments: 'object' });
+    const { body: calls } = splitCard(readFileSync((await writeCard(parallel)).path, 'utf8'));
+    const turns = rawLines(parallel)
+      .map((line) => JSON.parse(line) as RawRecord)
+      .flatMap((record) => record.messages.filter((message) => (message.tool_calls?.length ?? 0) > 1));
+    assert.ok(calls.includes(`${turns.length} assistant turns make several tool calls at once: they are one \`tool_calls\` list, followed by one \`tool\` message per call, matched by \`tool_call_id\``));
+    assert.doesNotMatch(calls, /user simulator's replies|Simulated users/, 'nothing about a simulator the records do not have');
+    assert.match(calls, /every call of the turn, \*\*possibly several\*\*/);
+  });
+
+  it('says nothing of either where the records have neither', async () => {
+    const dir = copySample(SAMPLE_FAULTS, 'plain');
+    await exportConfig(dir, 'sft', {});
+    const { body } = splitCard(readFileSync((await writeCard(dir)).path, 'utf8'));
+    assert.doesNotMatch(body, /make several tool calls at once|user simulator's replies|Simulated users/);
+    assert.match(body, /\| tool calls per assistant turn \| 1\.00 mean over \d+ turns with calls; none with several \|/);
+    assert.match(body, /\| simulated user turns \| none \(no user simulator\) \|/);
   });
 });

@@ -10,6 +10,7 @@ import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { computeStats, distribution, formatStats } from '../../src/dataset/dataset-stats.js';
 import { wilsonInterval } from '../../src/dataset/wilson-interval.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE } from '../conversation-lanes.js';
 
 interface RawRecord {
   record_id: string;
@@ -148,6 +149,60 @@ for (const dir of SAMPLES) {
     });
   });
 }
+
+describe('turn shapes: several calls in a turn and the user simulator', () => {
+  /** The figures counted the obvious way from the raw records. */
+  function expectedTurns(raw: RawRecord[]) {
+    const perTurn = raw.flatMap((record) => record.messages.filter((message) => message.role === 'assistant' && (message.tool_calls?.length ?? 0) > 0).map((message) => message.tool_calls!.length));
+    const simulated = raw.map((record) => record.messages.filter((message) => message.role === 'user').length - 1);
+    const simulators = raw.flatMap((record) => record.provenance.actors.filter((actor) => actor.role === 'user').map((actor) => `${actor.kind}:${actor.name}@${actor.version}`));
+    return {
+      with_calls: perTurn.length,
+      calls_per_turn: Object.fromEntries([...tally(perTurn.map(String))].sort(([left], [right]) => Number(left) - Number(right))),
+      with_several_calls: perTurn.filter((calls) => calls > 1).length,
+      episodes_with_several_calls: raw.filter((record) => record.messages.some((message) => (message.tool_calls?.length ?? 0) > 1)).length,
+      simulated_user: simulated.reduce((sum, count) => sum + count, 0),
+      episodes_with_simulated_user: simulated.filter((count) => count > 0).length,
+      by_user_simulator: asSortedObject(tally(simulators)),
+    };
+  }
+
+  it("counts turns by their calls and the simulator's replies, on every lane shape", async () => {
+    const dirs = [...SAMPLES, await conversationDataset(PARALLEL_LANE), await conversationDataset(DIALOGUE_LANE)];
+    for (const dir of dirs) {
+      const raw = rawRecords(dir);
+      const stats = computeStats(await readDataset(dir));
+      assert.deepEqual(stats.turns, expectedTurns(raw), dir);
+    }
+    const [tools, , parallel, dialogue] = await Promise.all(dirs.map(async (dir) => computeStats(await readDataset(dir)).turns));
+    assert.equal(tools!.with_several_calls, 0);
+    assert.equal(tools!.simulated_user, 0);
+    assert.ok(parallel!.with_several_calls > 0 && parallel!.episodes_with_several_calls > 0, 'the parallel lane batches reads');
+    assert.ok(dialogue!.simulated_user > 0 && dialogue!.by_user_simulator['scripted:scripted-user@1']! > 0, 'the dialogue lane has a scripted user');
+  });
+
+  it('states both in the text and in the JSON', async () => {
+    const parallel = computeStats(await readDataset(await conversationDataset(PARALLEL_LANE)));
+    const turns = parallel.turns;
+    const most = Math.max(...Object.keys(turns.calls_per_turn).map(Number));
+    const mean = Object.entries(turns.calls_per_turn).reduce((sum, [calls, count]) => sum + Number(calls) * count, 0) / turns.with_calls;
+    const text = formatStats(parallel);
+    assert.ok(
+      text.includes(`calls per turn   ${mean.toFixed(2)} mean over ${turns.with_calls} turns with calls; ${turns.with_several_calls} turns with several (up to ${most}) in ${turns.episodes_with_several_calls} episodes\n`),
+      text,
+    );
+    assert.match(text, /simulated user   none \(no user simulator\)\n/);
+    const dialogue = computeStats(await readDataset(await conversationDataset(DIALOGUE_LANE)));
+    assert.ok(
+      formatStats(dialogue).includes(
+        `simulated user   ${dialogue.turns.simulated_user} replies in ${dialogue.turns.episodes_with_simulated_user} episodes (user messages after the first), from scripted:scripted-user@1\n`,
+      ),
+    );
+    assert.match(formatStats(dialogue), /calls per turn +1\.00 mean over \d+ turns with calls; none with several\n/);
+    assert.deepEqual(JSON.parse(JSON.stringify(parallel)).turns, turns, 'the JSON keeps the figures, calls_per_turn in numeric order');
+    assert.deepEqual(Object.keys(JSON.parse(JSON.stringify({ calls: { '10': 1, '2': 1, '1': 1 } })).calls), ['1', '2', '10']);
+  });
+});
 
 describe('computeStats on the faults sample', () => {
   it('agrees with the summary line the README quotes for that lane', async () => {

@@ -12,6 +12,7 @@ import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { computeStats, distribution } from '../../src/dataset/dataset-stats.js';
 import { chooseSample, gatherReportData, policyKey, StrataTree } from '../../src/dataset/report-data.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
+import { conversationDataset, DIALOGUE_LANE, mostCallsInATurn, PARALLEL_LANE, readRecords, simulatedUserTurns } from '../conversation-lanes.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
@@ -207,5 +208,33 @@ describe('gatherReportData on damaged and derived datasets', () => {
     assert.equal(model.digest, digest);
     assert.deepEqual(model.details, ['provider ollama', 'family qwen3', 'quantization Q4_K_M']);
     assert.equal(data.completion_by_policy[key]!.n, 10);
+  });
+
+  it("lists the user simulators, with a model's digest, and gives each list entry its simulated turns and busiest turn", async () => {
+    const dialogue = await conversationDataset(DIALOGUE_LANE);
+    const records = readRecords(dialogue);
+    const data = await gatherReportData(dialogue);
+    assert.deepEqual(data.overview.user_simulators, [{ key: 'scripted:scripted-user@1', kind: 'scripted', name: 'scripted-user', version: '1', digest: null, records: records.length }]);
+    assert.deepEqual(
+      data.viewer.entries.map((entry) => [entry.id, entry.user_turns, entry.most_calls]),
+      records.map((record) => [record.record_id, simulatedUserTurns(record), mostCallsInATurn(record)]),
+    );
+    const parallel = await gatherReportData(await conversationDataset(PARALLEL_LANE));
+    assert.deepEqual(parallel.overview.user_simulators, []);
+    assert.ok(parallel.viewer.entries.some((entry) => entry.most_calls > 1));
+
+    const dir = copyOfSample();
+    const digest = `sha256:${'cd34'.repeat(16)}`;
+    const modelled = records.slice(0, 3).map((record) => {
+      const copy = structuredClone(record);
+      copy.provenance.actors = copy.provenance.actors.map((actor) => (actor.role === 'user' ? { role: 'user', kind: 'model', name: 'qwen3:0.6b', version: digest.slice(7, 19), digest } : actor));
+      return copy;
+    });
+    writeFileSync(join(dir, 'episodes.jsonl'), [...modelled, ...records.slice(3)].map((record) => JSON.stringify(record)).join('\n') + '\n');
+    const mixed = (await gatherReportData(dir)).overview.user_simulators;
+    assert.deepEqual(mixed.map((user) => [user.key, user.digest, user.records]), [
+      [`model:qwen3:0.6b@${digest.slice(7, 19)}`, digest, 3],
+      ['scripted:scripted-user@1', null, records.length - 3],
+    ]);
   });
 });

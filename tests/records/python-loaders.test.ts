@@ -86,7 +86,7 @@ describe('datasets load in the tools training teams use', () => {
     const report = load(out);
     assert.deepEqual(Object.keys(report.configs), ['default', 'sft', 'dpo']);
     for (const config of ['sft', 'dpo']) {
-      const { small_batches_mismatches: small, small_batches_error: error, arrow_inferred: _arrow, ...splits } = report.configs[config]! as Record<string, unknown>;
+      const { small_batches_mismatches: small, small_batches_error: error, arrow_inferred: _arrow, turns: _turns, ...splits } = report.configs[config]! as Record<string, unknown>;
       // A split with no rows is no split to a loader: the test task may make no DPO pair.
       if (config === 'sft') assert.deepEqual(Object.keys(splits), ['train', 'test'], 'sft: one split per records split');
       else assert.ok(Object.keys(splits).includes('train'), 'dpo: the train split');
@@ -108,4 +108,65 @@ describe('datasets load in the tools training teams use', () => {
     const inferred = report.configs.sft!.arrow_inferred as unknown as string;
     assert.ok(/^error: /.test(inferred) || !/^0 rows/.test(inferred), `Arrow's inference does not keep the rows: ${inferred}`);
   });
+
+  it('load the exports of conversations with several calls a turn and with a user simulator, exactly as written', { timeout: 300_000 }, () => {
+    for (const lane of ['issues-parallel-v1', 'issues-dialogue-v1']) {
+      const out = join(temporaryDirectory(), lane);
+      const cli = (...args: string[]) => {
+        const result = runCli(REPO_ROOT, ...args);
+        assert.equal(result.status, 0, `${args.join(' ')}: ${result.stderr}`);
+      };
+      cli('generate', lane, '--seeds', '0..3', '--out', out, '--quiet');
+      cli('export', 'sft', out, '--arguments', 'object');
+      cli('export', 'dpo', out, '--arguments', 'object');
+      cli('card', out);
+      const report = JSON.parse(
+        execFileSync(pythonEnvironment(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), '--configs', out], {
+          encoding: 'utf8',
+          env: { ...process.env, HF_HOME: join(out, '.hf-home'), HF_DATASETS_OFFLINE: '1' },
+          maxBuffer: 64 << 20,
+        }),
+      ) as { configs: Record<string, Record<string, unknown> & { turns: Turns; train: { rows: number; expected_rows: number; mismatches: number; first_mismatch: unknown } }> };
+      assert.deepEqual(Object.keys(report.configs), ['default', 'sft', 'dpo'], lane);
+      for (const config of ['sft', 'dpo'] as const) {
+        const loaded = report.configs[config]!;
+        const rows = readFileSync(join(out, config, 'train.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, ChatRow[]>);
+        assert.ok(loaded.train.rows > 0 && loaded.train.rows === loaded.train.expected_rows, `${lane} ${config}: every row`);
+        assert.equal(loaded.train.mismatches, 0, `${lane} ${config}: every row exactly as written: ${JSON.stringify(loaded.train.first_mismatch)?.slice(0, 400)}`);
+        assert.equal(loaded.small_batches_mismatches, 0, `${lane} ${config}: exact in small batches too`);
+        assert.deepEqual(loaded.turns, turnsOf(rows), `${lane} ${config}: the loaded conversations have the files' shape`);
+      }
+      const { sft, dpo } = { sft: report.configs.sft!.turns, dpo: report.configs.dpo!.turns };
+      if (lane === 'issues-parallel-v1') {
+        assert.ok(sft.most_calls_in_a_turn > 1 && dpo.most_calls_in_a_turn > 1, 'several calls in one turn reach the trainer as one tool_calls list');
+      } else {
+        assert.ok(sft.user_messages > report.configs.sft!.train.rows, 'SFT rows keep the simulated user turns');
+        assert.equal(dpo.user_messages, countUsers(readFileSync(join(out, 'dpo', 'train.jsonl'), 'utf8'), 'prompt'), 'a DPO pair has user turns in its prompt only');
+      }
+    }
+  });
 });
+
+interface ChatRow {
+  role: string;
+  tool_calls?: unknown[];
+}
+
+interface Turns {
+  most_calls_in_a_turn: number;
+  tool_messages: number;
+  user_messages: number;
+}
+
+function turnsOf(rows: Record<string, ChatRow[]>[]): Turns {
+  const messages = rows.flatMap((row) => ['messages', 'prompt', 'chosen', 'rejected'].flatMap((column) => row[column] ?? []));
+  return {
+    most_calls_in_a_turn: Math.max(0, ...messages.map((message) => message.tool_calls?.length ?? 0)),
+    tool_messages: messages.filter((message) => message.role === 'tool').length,
+    user_messages: messages.filter((message) => message.role === 'user').length,
+  };
+}
+
+function countUsers(text: string, column: string): number {
+  return text.trim().split('\n').reduce((sum, line) => sum + (JSON.parse(line) as Record<string, ChatRow[]>)[column]!.filter((message) => message.role === 'user').length, 0);
+}
