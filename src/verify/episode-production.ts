@@ -52,7 +52,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
   const world = getWorld(lane.document.world.name);
   const state = world.init(substream(seed, 'world'), lane.document.world.config ?? {});
   const initialSnapshot = world.snapshot(state);
-  const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`));
+  const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`), { random: substream(seed, `text:${task.id}`), rules: lane.document.phrasing });
   const variant = chooseVariant(spec);
   const policy = policyFor({ taskId: task.id, variant, script: instance.script, random: substream(seed, `policy:${task.id}`) });
   const messages: Message[] = [
@@ -94,6 +94,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     task,
     seed,
     variant,
+    phrasing: instance.phrasing,
     world: { name: world.name, version: world.version },
     catalog,
     run,
