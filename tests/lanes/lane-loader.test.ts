@@ -124,7 +124,7 @@ describe('lane loading', () => {
 
   it('checks phrasing grammars: each rule at its pointer, and every phrasing states what the solution uses', () => {
     const document = shipped();
-    document.phrasing = { greet: ['Hi! ', 'Hello. '], sign_off: ' Thanks!', say: 'Hello.' };
+    document.phrasing = { ...document.phrasing, greet: ['Hi! ', 'Hello. '], sign_off: ' Thanks!', say: 'Hello.' };
     document.tasks[1].user = {
       say: ['<greet?><^ask>', '<^ask> <why>'],
       ask: ['close issue #{{target.number}} as completed.', 'please close #{{target.number}}, it is done.'],
@@ -136,7 +136,7 @@ describe('lane loading', () => {
     const expectations = [
       '/tasks/1/user/why: template refers to "release", which is not defined here (defined: target)',
       '/tasks/4/user: phrasing "say=1" ("Who is that issue assigned to? I need their email.") does not state {{target.number}}, which /tasks/4/solution/0 uses: the policy may only know what the user said, whichever way it is said',
-      '/tasks/3/user/say: refers to <request>, which is no rule of this task or lane (rules: greet, sign_off)',
+      '/tasks/3/user/say: refers to <request>, which is no rule of this task or lane (rules: greet, thanks, sign_off)',
       '/phrasing/sign_off: is never used: no task\'s phrasing reaches it',
       '/phrasing/say: "say" is where each task\'s own grammar starts',
     ];

@@ -91,7 +91,7 @@ describe('lane soundness', () => {
 
   it('renders every phrasing on every seed and passes a grammar that keeps what the checks need', async () => {
     const document = shipped();
-    document.phrasing = { greet: ['Hi! ', 'Hello. '] };
+    document.phrasing = { ...document.phrasing, greet: ['Hi! ', 'Hello. '] };
     const task = document.tasks.find((entry: any) => entry.id === 'assignee-email');
     task.user = {
       say: ['<greet?><^who> <need?>', '<greet?><^need>: <who>'],
