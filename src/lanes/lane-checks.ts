@@ -166,14 +166,9 @@ function checkUserText(task: Task, params: ReadonlySet<string>, base: (string | 
   const grammar = compileGrammar(task.user, phrasing.shared, { task: [...base, 'user'], lane: ['phrasing'] });
   for (const problem of grammar.problems) at(problem.tokens, problem.reason);
   for (const name of grammar.reached) if (!Object.prototype.hasOwnProperty.call(task.user, name)) phrasing.reached.add(name);
-  const reported = new Set<string>();
   for (const alternative of grammar.alternatives) {
-    // A shared rule is checked against each task that uses it; say once which one lacks the name.
-    checkReferences(alternative.text, params, alternative.tokens, (tokens, reason) => {
-      const text = alternative.shared ? `${reason}, in task "${task.id}"` : reason;
-      if (!reported.has(formatPointer(tokens) + text)) at(tokens, text);
-      reported.add(formatPointer(tokens) + text);
-    });
+    // A shared rule is checked with each task that uses it, so say which task lacks the name.
+    checkReferences(alternative.text, params, alternative.tokens, (tokens, reason) => at(tokens, alternative.shared ? `${reason}, in task "${task.id}"` : reason));
   }
   return grammar.problems.length > 0 ? [] : grammar.phrasings;
 }

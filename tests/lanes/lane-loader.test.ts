@@ -124,9 +124,9 @@ describe('lane loading', () => {
 
   it('checks phrasing grammars: each rule at its pointer, and every phrasing states what the solution uses', () => {
     const document = shipped();
-    document.phrasing = { ...document.phrasing, greet: ['Hi! ', 'Hello. '], sign_off: ' Thanks!', say: 'Hello.' };
+    document.phrasing = { ...document.phrasing, greet: ['Hi! ', 'Hello. '], sign_off: ' Thanks!', say: 'Hello.', whom: ' It is for {{owner}}.' };
     document.tasks[1].user = {
-      say: ['<greet?><^ask>', '<^ask> <why>'],
+      say: ['<greet?><^ask>', '<^ask> <why><whom?>'],
       ask: ['close issue #{{target.number}} as completed.', 'please close #{{target.number}}, it is done.'],
       why: 'It was fixed in {{release}}.',
     };
@@ -135,8 +135,9 @@ describe('lane loading', () => {
     const problems = problemsOf(document);
     const expectations = [
       '/tasks/1/user/why: template refers to "release", which is not defined here (defined: target)',
+      '/phrasing/whom: template refers to "owner", which is not defined here (defined: target), in task "close-named-issue"',
       '/tasks/4/user: phrasing "say=1" ("Who is that issue assigned to? I need their email.") does not state {{target.number}}, which /tasks/4/solution/0 uses: the policy may only know what the user said, whichever way it is said',
-      '/tasks/3/user/say: refers to <request>, which is no rule of this task or lane (rules: greet, thanks, sign_off)',
+      '/tasks/3/user/say: refers to <request>, which is no rule of this task or lane (rules: greet, thanks, sign_off, whom)',
       '/phrasing/sign_off: is never used: no task\'s phrasing reaches it',
       '/phrasing/say: "say" is where each task\'s own grammar starts',
     ];
@@ -149,6 +150,7 @@ describe('lane loading', () => {
     // Fixed, the lane loads and a phrasing that states nothing the solution needs is reported at the solution step as before.
     delete document.phrasing.sign_off;
     delete document.phrasing.say;
+    document.phrasing.whom = ' It is for {{target.assignee}}.';
     document.tasks[1].user.why = 'It was fixed in the last release.';
     document.tasks[3].user = { say: '<greet>Add a comment to issue #{{target.number}} saying "Reproduced on build {{build}}".' };
     document.tasks[4].user = { say: ['Who is assigned?', 'Who is it assigned to?'] };
