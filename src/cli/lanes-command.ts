@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { FactoryError, errorMessage } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
 import { listLaneFiles, loadLane } from '../lanes/lane-loader.js';
+import { isGrammar, phrasingsOf } from '../lanes/phrasing-grammar.js';
 import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
 import { checkLaneSoundness, defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
 import { getWorld } from '../world/world-registry.js';
@@ -69,6 +70,8 @@ export function describeLane(lane: Lane): object {
       tags: task.tags ?? [],
       params: Object.keys(task.params ?? {}),
       user: task.user,
+      /** How many ways the message is said: 1 for a sentence, every phrasing of a grammar. */
+      phrasings: phrasingsOf(task.user, lane.document.phrasing).length,
       ...(task.facts?.length ? { facts: task.facts.map((fact) => (fact.withheld ? `${fact.id} (withheld)` : fact.id)) } : {}),
       solution: task.solution.map((step) =>
         'call' in step ? step.call : 'parallel' in step ? `[${step.parallel.map((call) => call.call).join(' + ')}]` : 'ask' in step ? `ask ${step.ask}` : 'answer',
@@ -131,7 +134,11 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       ];
       for (const task of described.tasks) {
         out.push('', `  ${task.id}: ${task.title}${task.tags.length ? ` [${task.tags.join(', ')}]` : ''}`);
-        out.push(`    user        ${task.user}`);
+        out.push(
+          isGrammar(task.user)
+            ? `    user        ${task.phrasings} phrasings, e.g. ${phrasingsOf(task.user, lane.document.phrasing)[0]!.template}`
+            : `    user        ${task.user}`,
+        );
         if (task.params.length) out.push(`    params      ${task.params.join(', ')}`);
         if (task.facts) out.push(`    facts       ${task.facts.join(', ')} (the user simulator plays them)`);
         out.push(`    solution    ${task.solution.join(' -> ')}`);
@@ -146,7 +153,8 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
     .description(
       'Prove lanes\' hidden predicates sound, task by task, on several seeds with no faults: the scripted solution must pass ' +
         'every predicate, a policy that answers at once must fail, and every wrong trajectory the task declares (the wrong ' +
-        'record, a near-twin tool, a forbidden side effect) must fail a predicate. Prints a row per task; exits 1 if any ' +
+        'record, a near-twin tool, a forbidden side effect) must fail a predicate. Every phrasing of the user message, rendered ' +
+        'on each seed, must state the told facts and the values the solution uses, and no withheld fact. Prints a row per task; exits 1 if any ' +
         'task is unsound, 2 for a lane that does not load.',
     )
     .argument('[lanes...]', 'lane names or paths')
@@ -203,9 +211,21 @@ function tally(result: TaskSoundness, kind: TaskSoundness['runs'][number]['kind'
   return `${runs.filter((run) => run.sound).length}/${runs.length} ${runs[0]!.expected === 'pass' ? 'pass' : 'fail'}`;
 }
 
+/** "22 ok": phrasings of the message, and how many renderings of them (phrasing × seed) left out or gave away a fact. */
+function phrasingTally(result: TaskSoundness): string {
+  const { phrasings, rendered, failed } = result.phrasing;
+  return failed === 0 ? `${phrasings} ok` : `${failed}/${rendered} bad`;
+}
+
+function unsoundParts(result: TaskSoundness): string[] {
+  const parts = [...new Set(result.runs.filter((run) => !run.sound).map(label))];
+  if (result.phrasing.failed > 0) parts.push('phrasing');
+  return parts;
+}
+
 function soundnessTable(results: readonly TaskSoundness[]): string {
   return table([
-    ['LANE', 'TASK', 'KIND', 'SOLUTION', 'DO-NOTHING', 'WRONG', 'VERDICT'],
+    ['LANE', 'TASK', 'KIND', 'SOLUTION', 'DO-NOTHING', 'WRONG', 'PHRASINGS', 'VERDICT'],
     ...results.map((result) => [
       result.lane,
       result.task,
@@ -213,7 +233,8 @@ function soundnessTable(results: readonly TaskSoundness[]): string {
       tally(result, 'solution'),
       tally(result, 'do-nothing'),
       tally(result, 'wrong'),
-      result.sound ? 'sound' : `UNSOUND (${[...new Set(result.runs.filter((run) => !run.sound).map(label))].join(', ') || 'no wrong trajectory'})`,
+      phrasingTally(result),
+      result.sound ? 'sound' : `UNSOUND (${unsoundParts(result).join(', ') || 'no wrong trajectory'})`,
     ]),
   ]);
 }

@@ -447,7 +447,7 @@ function schemaSection(input: DatasetCardInput): string {
     ['catalog_updates', 'catalog refreshes during the episode (after `notifications/tools/list_changed`): `{before_message, removed, added}`'],
     ['recovery', '`{error_turns, recovered, faults_fired}`: tool messages with `ok: false`; whether the task was completed despite them; every fault that fired (`{kind, fault, step, tool, call, detail}`)'],
     ['result', '`{task_completed, verified_by, outcome, outcome_detail?, predicates, steps, tool_calls, rejected_calls, initial_snapshot_sha256, final_snapshot_sha256}`; `predicates` are the hidden checks, each `{id, passed, detail?}`'],
-    ['provenance', '`{produced_at, actors, lineage}`: who acted (policy, user simulator when the task has one, world, factory), and the lane, its sha256, task, variant, seed, operation and the commands that regenerate and replay the record'],
+    ['provenance', '`{produced_at, actors, lineage}`: who acted (policy, user simulator when the task has one, world, factory), and the lane, its sha256, task, variant, seed, phrasing (which phrasing of a grammar the user message is, when the task has one), operation and the commands that regenerate and replay the record'],
   ];
   const splits = configSplits(input);
   const dataFiles = `{${splits.map((split) => `${JSON.stringify(split.name)}: ${JSON.stringify(split.path)}`).join(', ')}}`;
@@ -494,11 +494,23 @@ function generationSection(input: DatasetCardInput): string {
   );
   parts.push(
     '### Tasks\n\n' +
+      'Wording: distinct first user messages, distinct phrasings of the message (one for a task said in one sentence, more ' +
+      'for a phrasing grammar) and distinct trajectories.\n\n' +
       markdownTable(
-        ['task', 'title', 'tags', 'records', 'completion'],
+        ['task', 'title', 'tags', 'records', 'user messages', 'phrasings', 'trajectories', 'completion'],
         input.tasks.map((task) => {
           const rate = stats.completion.by_task[task.id];
-          return [code(task.id), task.title, task.tags.join(', '), String(stats.counts.by_task[task.id] ?? 0), rate ? formatRate(rate) : ''];
+          const wording = stats.wording.by_task[task.id];
+          return [
+            code(task.id),
+            task.title,
+            task.tags.join(', '),
+            String(stats.counts.by_task[task.id] ?? 0),
+            String(wording?.user_messages ?? 0),
+            String(wording?.phrasings ?? 0),
+            String(wording?.trajectories ?? 0),
+            rate ? formatRate(rate) : '',
+          ];
         }),
       ),
   );

@@ -1,9 +1,11 @@
 // Owns the statistics of a dataset, computed from its records alone: counts by
 // world, task, variant, policy, outcome and fault kind; completion and
-// recovery rates with Wilson intervals; episode length distributions; and
-// duplicate trajectories. Every map is built in sorted key order so the JSON
-// and the text are the same bytes for the same records.
+// recovery rates with Wilson intervals; episode length distributions;
+// duplicate trajectories; and wording diversity per task. Every map is built
+// in sorted key order so the JSON and the text are the same bytes for the
+// same records.
 
+import { sha256Hex } from '../core/hashing.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import type { Dataset, DatasetProblem } from './dataset-reader.js';
 import { trajectoryHash } from './trajectory.js';
@@ -49,6 +51,20 @@ export interface DuplicateExample {
   duplicate_of: string;
 }
 
+/**
+ * How varied one task's episodes are: a task said one way with different
+ * values is many messages but one phrasing; a phrasing grammar gives more.
+ */
+export interface TaskWording {
+  records: number;
+  /** Distinct first user messages, word for word (parameter values included). */
+  user_messages: number;
+  /** Distinct phrasings of the message (provenance.lineage.phrasing per lane); a one-sentence message is one. */
+  phrasings: number;
+  /** Distinct trajectories (the normalised conversation that dedup and duplicates compare). */
+  trajectories: number;
+}
+
 export interface DatasetStats {
   format: typeof STATS_FORMAT;
   records: number;
@@ -92,6 +108,14 @@ export interface DatasetStats {
     distinct_trajectories: number;
     examples: DuplicateExample[];
   };
+  wording: {
+    by_task: Record<string, TaskWording>;
+  };
+}
+
+/** The first thing the user said: what a phrasing grammar varies. */
+export function firstUserMessage(record: EpisodeRecord): string | undefined {
+  return record.messages.find((message) => message.role === 'user')?.content;
 }
 
 export interface TurnStats {
@@ -213,6 +237,8 @@ export class StatsAccumulator {
   private readonly firstWithHash = new Map<string, string>();
   private duplicates = 0;
   private readonly duplicateExamples: DuplicateExample[] = [];
+  /** Per task, sets of short hashes, so a large dataset holds no message text. */
+  private readonly wordings = new Map<string, { records: number; messages: Set<string>; phrasings: Set<string>; trajectories: Set<string> }>();
 
   add(record: EpisodeRecord): void {
     this.records++;
@@ -287,6 +313,7 @@ export class StatsAccumulator {
 
   private addTrajectory(record: EpisodeRecord): void {
     const hash = trajectoryHash(record);
+    this.addWording(record, hash);
     const first = this.firstWithHash.get(hash);
     if (first === undefined) {
       this.firstWithHash.set(hash, record.record_id);
@@ -294,6 +321,16 @@ export class StatsAccumulator {
     }
     this.duplicates++;
     if (this.duplicateExamples.length < MAX_DUPLICATE_EXAMPLES) this.duplicateExamples.push({ record_id: record.record_id, duplicate_of: first });
+  }
+
+  private addWording(record: EpisodeRecord, trajectory: string): void {
+    const wording = this.wordings.get(record.task.id) ?? { records: 0, messages: new Set(), phrasings: new Set(), trajectories: new Set() };
+    wording.records++;
+    wording.messages.add(sha256Hex(firstUserMessage(record) ?? '').slice(0, 24));
+    const { lane, phrasing } = record.provenance.lineage;
+    wording.phrasings.add(`${lane}\u0000${phrasing ?? ''}`);
+    wording.trajectories.add(trajectory);
+    this.wordings.set(record.task.id, wording);
   }
 
   finish(problems: readonly DatasetProblem[]): DatasetStats {
@@ -325,6 +362,16 @@ export class StatsAccumulator {
       },
       turns: this.turnStats(),
       duplicates: { duplicates: this.duplicates, distinct_trajectories: this.firstWithHash.size, examples: [...this.duplicateExamples] },
+      wording: {
+        by_task: sortedRecord(
+          new Map(
+            [...this.wordings].map(([task, wording]) => [
+              task,
+              { records: wording.records, user_messages: wording.messages.size, phrasings: wording.phrasings.size, trajectories: wording.trajectories.size },
+            ]),
+          ),
+        ),
+      },
     };
   }
 }
@@ -410,6 +457,19 @@ export function formatStats(stats: DatasetStats): string {
   ];
   sections.push('by task\n' + textTable(rateRows('task', stats.completion.by_task)));
   sections.push('by variant\n' + textTable(rateRows('variant', stats.completion.by_variant)));
+  sections.push(
+    'wording by task (distinct first user messages, phrasings and trajectories)\n' +
+      textTable([
+        ['task', 'records', 'user messages', 'phrasings', 'trajectories'],
+        ...Object.entries(stats.wording.by_task).map(([task, wording]) => [
+          task,
+          String(wording.records),
+          String(wording.user_messages),
+          String(wording.phrasings),
+          String(wording.trajectories),
+        ]),
+      ]),
+  );
 
   const countRows = (label: string, counts: Record<string, number>): string[][] => [
     [label, 'records'],

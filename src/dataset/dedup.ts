@@ -88,9 +88,10 @@ export interface DedupReport {
 }
 
 /**
- * What semantic dedup embeds: the same normalised trajectory that near dedup
- * shingles (roles, text, calls with canonical arguments, tool outcomes, and
- * not the world data inside tool results), one turn a line.
+ * What semantic dedup embeds: the normalised trajectory (roles, text, calls
+ * with canonical arguments, tool outcomes, and not the world data inside tool
+ * results), one turn a line. Unlike near dedup it keeps the user's words: an
+ * embedding compares what they mean, so a reworded request stays close.
  */
 export function episodeText(record: EpisodeRecord): string {
   return trajectory(record)

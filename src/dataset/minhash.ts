@@ -3,13 +3,18 @@
 // Jaccard threshold, and the Jaccard measures that confirm a candidate.
 //
 // What is shingled is what the episode *does*: every turn's role, the system
-// and user text (a simulated user's replies too), the assistant's text, each
-// call of a turn (in order) as its tool name followed by the words of its
-// canonical arguments, and each tool answer as its outcome (`ok` or the error
-// kind). The content of tool results is left out on
-// purpose: it is world data drawn from the seed (issue titles, numbers,
+// text, the assistant's text, each call of a turn (in order) as its tool name
+// followed by the words of its canonical arguments, and each tool answer as
+// its outcome (`ok` or the error kind). The content of tool results is left
+// out on purpose: it is world data drawn from the seed (issue titles, numbers,
 // logins) that would make every two seeds look unrelated even when the agent
-// asked, called and answered the same way. Exact dedup still compares results.
+// asked, called and answered the same way. The user's words (the opening
+// request and a simulated user's replies) are left out for the same reason: a
+// lane's phrasing grammar words each request its own way, and two episodes
+// must not pass for different because the user greeted or said it in another
+// order; what the user asked for shows in what the agent did with it (its
+// calls, their arguments, its answer). A user turn counts as a turn. Exact
+// dedup still compares results and the user's words.
 
 import { substream } from '../core/random.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
@@ -29,8 +34,9 @@ function words(text: string): string[] {
 function turnTokens(turn: Turn): string[] {
   switch (turn.role) {
     case 'system':
+      return ['<system>', ...words(turn.text)];
     case 'user':
-      return [`<${turn.role}>`, ...words(turn.text)];
+      return ['<user>'];
     case 'assistant':
       return [
         '<assistant>',

@@ -134,9 +134,22 @@ function overviewSection(data: ReportData): string {
   }
   parts.push(
     '<h3>Tasks</h3>' +
+      '<p class="facts">Wording: distinct first user messages, distinct phrasings of the message (one for a task said in one sentence; more for a phrasing grammar), and distinct trajectories.</p>' +
       table(
-        ['task', 'title', 'world', 'records', 'completed'],
-        overview.tasks.map((task) => [code(task.id), html(task.title), code(task.world), String(task.records), html(rateText(stats.completion.by_task[task.id]!))]),
+        ['task', 'title', 'world', 'records', 'user messages', 'phrasings', 'trajectories', 'completed'],
+        overview.tasks.map((task) => {
+          const wording = stats.wording.by_task[task.id];
+          return [
+            code(task.id),
+            html(task.title),
+            code(task.world),
+            String(task.records),
+            String(wording?.user_messages ?? 0),
+            String(wording?.phrasings ?? 0),
+            String(wording?.trajectories ?? 0),
+            html(rateText(stats.completion.by_task[task.id]!)),
+          ];
+        }),
         'tasks',
       ),
   );

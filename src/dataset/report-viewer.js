@@ -329,6 +329,8 @@
       ['factory', lineageFacts.factory_version], ['produced at', record.provenance.produced_at],
       ['initial snapshot', record.result.initial_snapshot_sha256], ['final snapshot', record.result.final_snapshot_sha256]
     ];
+    // Only a task with a phrasing grammar records which phrasing its message is.
+    if (lineageFacts.phrasing) rows.splice(5, 0, ['phrasing', lineageFacts.phrasing]);
     record.provenance.actors.forEach(function (actor) {
       var fields = Object.keys(actor).filter(function (key) { return key !== 'role' && typeof actor[key] !== 'object'; }).map(function (key) { return key + ' ' + actor[key]; });
       rows.push(['actor: ' + actor.role, fields.join(', ')]);

@@ -1,6 +1,7 @@
 // Owns the checks a lane must pass beyond its JSON Schema: names that must
 // resolve (world, tools, variants), template references that must be defined
-// before use, and predicates built of exactly one operator. Every problem is
+// before use, phrasing grammars whose every phrasing states what the solution
+// needs, and predicates built of exactly one operator. Every problem is
 // collected with the JSON pointer where it is, never just the first one.
 
 import type { Problem } from '../core/errors.js';
@@ -11,7 +12,8 @@ import { deepTemplateRoots, templateExpressions, templateRoots } from '../core/t
 import { SCRIPTED_VARIANTS } from '../policy/scripted-policy.js';
 import { findWorld, worldNames } from '../world/world-registry.js';
 import { LIST_FAULTS, type FaultPlan } from '../world/faults/fault-plan.js';
-import type { LaneDocument, Predicate, SolutionStep, Task } from './lane.js';
+import type { LaneDocument, PhrasingRules, Predicate, SolutionStep, Task } from './lane.js';
+import { compileGrammar, isGrammar, START_RULE, type Phrasing } from './phrasing-grammar.js';
 
 export function checkLane(document: LaneDocument, file: string, expectedName: string | undefined): Problem[] {
   const problems: Problem[] = [];
@@ -45,11 +47,16 @@ export function checkLane(document: LaneDocument, file: string, expectedName: st
   const toolNames = new Set(world?.tools.map((tool) => tool.name) ?? []);
   if (document.faults) checkFaultPlan(document.faults, ['faults'], world ? toolNames : undefined, at);
   const seen = new Set<string>();
+  const reached = new Set<string>();
   document.tasks.forEach((task, index) => {
     if (seen.has(task.id)) at(['tasks', index, 'id'], `duplicate task id "${task.id}"`);
     seen.add(task.id);
-    checkTask(task, ['tasks', index], world ? toolNames : undefined, at);
+    checkTask(task, ['tasks', index], world ? toolNames : undefined, at, { shared: document.phrasing, reached });
   });
+  for (const name of Object.keys(document.phrasing ?? {})) {
+    if (name === START_RULE) at(['phrasing', name], `"${START_RULE}" is where each task's own grammar starts; a lane shares only the rules tasks refer to`);
+    else if (!reached.has(name)) at(['phrasing', name], `is never used: no task's phrasing reaches it; use it as <${name}> in a task's "user" or remove it`);
+  }
   return problems;
 }
 
@@ -70,9 +77,15 @@ function checkReferences(text: unknown, known: ReadonlySet<string>, tokens: (str
   }
 }
 
-function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report): void {
+/** The lane's shared phrasing rules, and the ones some task's grammar reaches (collected). */
+interface PhrasingContext {
+  shared: PhrasingRules | undefined;
+  reached: Set<string>;
+}
+
+function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report, phrasing: PhrasingContext): void {
   const params = checkParams(task.params, new Set(), [...base, 'params'], at);
-  checkReferences(task.user, params, [...base, 'user'], at);
+  const phrasings = checkUserText(task, params, base, at, phrasing);
   const factIds = checkFacts(task, params, base, at);
   checkSolution(task.solution, params, [...base, 'solution'], toolNames, at, factIds);
   if (task.guess) {
@@ -82,13 +95,18 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
 
   // The policy may know only what the user said: a parameter value the
   // solution uses must appear, by the same expression, in the user message
-  // or in the answer the user gives to a question about a withheld fact.
-  let stated: Set<string>;
+  // (in every phrasing of it) or in the answer the user gives to a question
+  // about a withheld fact.
+  let answered: Set<string>;
+  let statedBy: Set<string>[];
   try {
-    stated = new Set([...templateExpressions(task.user), ...(task.facts ?? []).filter((fact) => fact.withheld).flatMap((fact) => templateExpressions(fact.answer))]);
+    answered = new Set((task.facts ?? []).filter((fact) => fact.withheld).flatMap((fact) => templateExpressions(fact.answer)));
+    statedBy = phrasings.map((entry) => new Set(templateExpressions(entry.template)));
   } catch {
-    stated = new Set();
+    answered = new Set();
+    statedBy = [];
   }
+  const unstated = new Map<string, { step: number; missing: Phrasing[] }>();
   task.solution.forEach((step, index) => {
     let used: string[];
     try {
@@ -97,11 +115,24 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
       return;
     }
     for (const expression of new Set(used)) {
-      if (params.has(expression.split('.')[0]!) && !stated.has(expression)) {
+      if (phrasings.length === 0 || !params.has(expression.split('.')[0]!) || answered.has(expression)) continue;
+      const missing = phrasings.filter((_, position) => !statedBy[position]?.has(expression));
+      if (missing.length === phrasings.length) {
         at([...base, 'solution', index], `uses {{${expression}}}, which the user message does not state: the policy may only know what the user said`);
+      } else if (missing.length > 0 && !unstated.has(expression)) {
+        unstated.set(expression, { step: index, missing });
       }
     }
   });
+  for (const [expression, { step, missing }] of unstated) {
+    const [first] = missing;
+    const more = missing.length > 1 ? ` (and ${missing.length - 1} more of its ${phrasings.length} phrasings)` : '';
+    at(
+      [...base, 'user'],
+      `phrasing "${first!.path}" (${JSON.stringify(first!.template)}) does not state {{${expression}}}, which ${formatPointer([...base, 'solution', step])} uses${more}: ` +
+        'the policy may only know what the user said, whichever way it is said',
+    );
+  }
 
   const ids = new Set<string>();
   task.predicates.forEach((predicate, index) => {
@@ -120,6 +151,26 @@ function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet
     const known = checkParams(wrong.params, params, [...tokens, 'params'], at);
     checkSolution(wrong.solution, known, [...tokens, 'solution'], toolNames, at, factIds);
   });
+}
+
+/**
+ * The task's message: a sentence whose templates are defined, or a grammar
+ * that compiles (rules resolve, no cycle, not too many phrasings, no two the
+ * same) with defined templates. Returns its phrasings; none when it is broken.
+ */
+function checkUserText(task: Task, params: ReadonlySet<string>, base: (string | number)[], at: Report, phrasing: PhrasingContext): Phrasing[] {
+  if (!isGrammar(task.user)) {
+    checkReferences(task.user, params, [...base, 'user'], at);
+    return [{ template: task.user }];
+  }
+  const grammar = compileGrammar(task.user, phrasing.shared, { task: [...base, 'user'], lane: ['phrasing'] });
+  for (const problem of grammar.problems) at(problem.tokens, problem.reason);
+  for (const name of grammar.reached) if (!Object.prototype.hasOwnProperty.call(task.user, name)) phrasing.reached.add(name);
+  for (const alternative of grammar.alternatives) {
+    // A shared rule is checked with each task that uses it, so say which task lacks the name.
+    checkReferences(alternative.text, params, alternative.tokens, (tokens, reason) => at(tokens, alternative.shared ? `${reason}, in task "${task.id}"` : reason));
+  }
+  return grammar.problems.length > 0 ? [] : grammar.phrasings;
 }
 
 /** Facts: unique ids, defined templates, and answers that give the fact away. Returns the fact ids. */

@@ -97,12 +97,21 @@ export interface Predicate {
   answer?: { contains?: string | string[]; contains_all?: Query; contains_none?: Query; matches?: string };
 }
 
+/**
+ * A phrasing grammar (see phrasing-grammar.ts): rule name to its alternatives,
+ * text with {{param}} templates and <rule> references. A task's starts at `say`.
+ */
+export type PhrasingRules = Record<string, string | string[]>;
+
+/** A task's user message: one sentence, or a grammar an episode draws one phrasing of. */
+export type UserText = string | PhrasingRules;
+
 export interface Task {
   id: string;
   title: string;
   tags?: string[];
   params?: Record<string, ParamSpec>;
-  user: string;
+  user: UserText;
   /** What the user means, told or withheld; a task with facts runs with a user simulator. */
   facts?: TaskFact[];
   /** What the user wants, in a sentence, for a model-backed user simulator (the title when absent). */
@@ -136,6 +145,8 @@ export interface LaneDocument {
   limits?: Partial<Limits>;
   faults?: FaultPlan;
   system_prompt: string;
+  /** Phrasing rules every task's grammar may use (greetings, closings); a task's own rule of the same name wins. */
+  phrasing?: PhrasingRules;
   tasks: Task[];
   dataset_card?: LaneCardFields;
 }

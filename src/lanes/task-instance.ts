@@ -1,6 +1,7 @@
 // Owns turning a task template into one concrete episode task: parameters drawn
 // from the initial world snapshot with the task's seeded substream, the user
-// message rendered, and the solution script rendered up to the references to
+// message rendered (its phrasing drawn from the text substream when the task
+// has a grammar), and the solution script rendered up to the references to
 // results that only the episode itself can fill in.
 
 import { canonicalJson } from '../core/canonical-json.js';
@@ -9,13 +10,16 @@ import type { Random } from '../core/random.js';
 import { renderDeep, renderString } from '../core/template.js';
 import type { UserFact } from '../core/user-facts.js';
 import type { ScriptStep } from '../policy/scripted-policy.js';
-import type { SolutionStep, Task, TaskFact, Where } from './lane.js';
+import type { PhrasingRules, SolutionStep, Task, TaskFact, Where } from './lane.js';
+import { drawPhrasing, isGrammar } from './phrasing-grammar.js';
 import { collectionAt, matchesWhere } from './where-clause.js';
 
 export interface TaskInstance {
   task: Task;
   params: Record<string, JsonValue>;
   userMessage: string;
+  /** The grammar's choice path of the message; absent when the task's message is one sentence. */
+  phrasing?: string;
   script: ScriptStep[];
   /** What the user means, rendered; empty when the task declares no facts (then no user simulator runs). */
   facts: UserFact[];
@@ -51,13 +55,22 @@ export function bindParams(task: Task, snapshot: JsonValue, random: Random): Rec
   return params;
 }
 
-export function instantiateTask(task: Task, snapshot: JsonValue, random: Random): TaskInstance {
+/** What a task's phrasing is drawn from: the episode's text substream and the lane's shared rules. */
+export interface TextDraw {
+  random: Random;
+  rules?: PhrasingRules;
+}
+
+export function instantiateTask(task: Task, snapshot: JsonValue, random: Random, text?: TextDraw): TaskInstance {
   const params = bindParams(task, snapshot, random);
   const facts = (task.facts ?? []).map((fact) => renderFact(fact, params));
+  if (isGrammar(task.user) && !text) throw new TypeError(`task ${task.id} has a phrasing grammar: instantiateTask needs the episode's text substream`);
+  const phrasing = text ? drawPhrasing(task.user, text.rules, text.random) : { template: task.user as string };
   return {
     task,
     params,
-    userMessage: renderString(task.user, params),
+    userMessage: renderString(phrasing.template, params),
+    ...(phrasing.path === undefined ? {} : { phrasing: phrasing.path }),
     script: renderScript(task.solution, params, facts),
     facts,
     ...(task.guess ? { guess: renderScript(task.guess, params, facts) } : {}),

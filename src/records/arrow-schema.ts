@@ -65,6 +65,7 @@ export const RECORD_FIELDS: Field[] = [
       text('task'),
       text('variant'),
       new Field('seed', new Int64(), false),
+      text('phrasing', true),
       text('operation'),
       text('source_record_id', true),
       text('generate_command'),
@@ -136,7 +137,7 @@ export function recordToRow(record: EpisodeRecord) {
         const { role, kind, name, version, ...details } = actor as Record<string, unknown>;
         return { role, kind, name, version, details: JSON.stringify(details) };
       }),
-      lineage: { ...record.provenance.lineage, seed: BigInt(record.provenance.lineage.seed) },
+      lineage: { ...record.provenance.lineage, seed: BigInt(record.provenance.lineage.seed), phrasing: record.provenance.lineage.phrasing ?? null },
     },
   };
 }

@@ -97,6 +97,8 @@ export interface Lineage {
   task: string;
   variant: string;
   seed: number;
+  /** Which phrasing of the task's grammar the user message is (its choices, "say=1 greet=- ask=0"); absent for a one-sentence message. */
+  phrasing?: string;
   /** "generate" for originals; later operations (dedup, merge) name themselves. */
   operation: string;
   source_record_id: string | null;

@@ -69,7 +69,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
   const world = getWorld(lane.document.world.name);
   const state = world.init(substream(seed, 'world'), lane.document.world.config ?? {});
   const initialSnapshot = world.snapshot(state);
-  const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`));
+  const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`), { random: substream(seed, `text:${task.id}`), rules: lane.document.phrasing });
   const variant = chooseVariant(spec);
   const toldQuestion = instance.facts.find((fact) => !fact.withheld)?.question;
   const dialogue = instance.guess || toldQuestion !== undefined ? { ...(instance.guess ? { guess: instance.guess } : {}), ...(toldQuestion !== undefined ? { told_question: toldQuestion } : {}) } : undefined;
@@ -124,6 +124,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     task,
     seed,
     variant,
+    phrasing: instance.phrasing,
     world: { name: world.name, version: world.version },
     catalog,
     run,

@@ -4,7 +4,8 @@
 // at once must fail; and each declared wrong trajectory (the wrong record, a
 // near-twin tool, a forbidden side effect) must fail a predicate. A wrong
 // trajectory caught only by the claims check does not count: the predicates
-// themselves must see it.
+// themselves must see it. Every phrasing of the task's message must keep the
+// facts those checks rely on (phrasing-soundness.ts).
 
 import { errorMessage } from '../core/errors.js';
 import type { EpisodeSpec } from '../lanes/episode-plan.js';
@@ -15,6 +16,7 @@ import { ScriptedPolicy } from '../policy/scripted-policy.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { EMPTY_PLAN } from '../world/faults/fault-plan.js';
 import { produceEpisode, type PolicyFactory } from './episode-production.js';
+import { checkPhrasings, type PhrasingSoundness } from './phrasing-soundness.js';
 
 /** How many of a lane's seeds a check plays when not told. */
 export const DEFAULT_CHECK_SEEDS = 3;
@@ -45,6 +47,8 @@ export interface TaskSoundness {
   seeds: number[];
   sound: boolean;
   runs: TrajectoryRun[];
+  /** Every phrasing of the user message, rendered on every seed: does each keep the facts and values the checks need? */
+  phrasing: Omit<PhrasingSoundness, 'problems'>;
   /** Everything that makes the task unsound, one sentence each. */
   problems: string[];
 }
@@ -82,7 +86,9 @@ export async function checkLaneSoundness(lane: Lane, options: SoundnessOptions =
       }
     }
     for (const run of runs) if (run.problem) problems.push(`seed ${run.seed}: ${label(run)} ${run.problem}`);
-    const result: TaskSoundness = { lane: lane.name, task: task.id, tags: task.tags ?? [], seeds, sound: problems.length === 0, runs, problems };
+    const { problems: wording, ...phrasing } = checkPhrasings(quiet, task, seeds);
+    problems.push(...wording);
+    const result: TaskSoundness = { lane: lane.name, task: task.id, tags: task.tags ?? [], seeds, sound: problems.length === 0, runs, phrasing, problems };
     options.onTask?.(result);
     results.push(result);
   }

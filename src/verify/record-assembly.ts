@@ -18,6 +18,8 @@ export interface RecordParts {
   task: Task;
   seed: number;
   variant: string;
+  /** The grammar's choice path of the user message; undefined for a one-sentence message. */
+  phrasing?: string | undefined;
   world: { name: string; version: string };
   catalog: ToolDescriptor[];
   run: AgentRun;
@@ -99,6 +101,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
         task: task.id,
         variant: parts.variant,
         seed,
+        ...(parts.phrasing === undefined ? {} : { phrasing: parts.phrasing }),
         operation: 'generate',
         source_record_id: null,
         generate_command: generateCommand(lane.name, task.id, seed, id, { ...(model ? { policy: parts.variant } : each ? { variant: parts.variant } : {}), ...userFlag(parts.actors) }),

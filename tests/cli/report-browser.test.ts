@@ -254,6 +254,10 @@ describe('the HTML report in headless Chromium', () => {
     assert.deepEqual(verdicts, chosen.result.predicates.map((predicate) => [predicate.id, String(predicate.passed), predicate.passed ? 'pass' : 'fail']));
     assert.equal(await page.textContent('#episode-detail .generate-command'), chosen.provenance.lineage.generate_command);
     assert.equal(await page.textContent('#episode-detail .replay-command'), chosen.provenance.lineage.replay_command);
+    // The sample's lane words its tasks with a phrasing grammar: the lineage says which phrasing this one drew.
+    const lineageRows = await page.locator('#episode-detail .lineage tr').evaluateAll((rows) => rows.map((row) => [row.querySelector('th')!.textContent, row.querySelector('td')!.textContent]));
+    assert.ok(chosen.provenance.lineage.phrasing, 'the sample records its phrasing');
+    assert.deepEqual(lineageRows.find(([name]) => name === 'phrasing'), ['phrasing', chosen.provenance.lineage.phrasing]);
 
     // The picture: the whole list with this episode selected, its faulted result in view.
     await page.click('#filter-clear');

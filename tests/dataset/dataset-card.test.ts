@@ -90,11 +90,11 @@ function splitCard(card: string): { front: Record<string, Yaml>; body: string } 
 
 interface RawRecord {
   task: { id: string };
-  messages: { role: string; tool_calls?: unknown[] }[];
   world: { name: string };
+  messages: { role: string; content: string; tool_calls?: unknown[] }[];
   recovery: { faults_fired: { kind: string }[] };
   result: { task_completed: boolean };
-  provenance: { produced_at: string; actors: { role: string; kind: string; name: string }[]; lineage: { lane: string; lane_sha256: string; seed: number; variant: string } };
+  provenance: { produced_at: string; actors: { role: string; kind: string; name: string }[]; lineage: { lane: string; lane_sha256: string; seed: number; variant: string; phrasing?: string } };
 }
 
 /** The card as the command writes it: each lane looked up by name in the repository's lanes/. */
@@ -153,7 +153,11 @@ describe('dataset card of the faults sample', () => {
     for (const task of new Set(raw.map((record) => record.task.id))) {
       const members = raw.filter((record) => record.task.id === task);
       const rate = formatRate(wilsonInterval(members.filter((record) => record.result.task_completed).length, members.length));
-      assert.match(body, new RegExp(`\\| \`${task}\` \\|[^\\n]*\\| ${members.length} \\| ${rate.replace(/[.[\]]/g, '\\$&')} \\|`), task);
+      const messages = new Set(members.map((record) => record.messages.find((message) => message.role === 'user')!.content)).size;
+      const phrasings = new Set(members.map((record) => record.provenance.lineage.phrasing)).size;
+      // Records, then wording (user messages, phrasings, trajectories: each record of the sample is its own episode), then completion.
+      const cells = `${members.length} \\| ${messages} \\| ${phrasings} \\| ${members.length} \\| ${rate.replace(/[.[\]]/g, '\\$&')}`;
+      assert.match(body, new RegExp(`\\| \`${task}\` \\|[^\\n]*\\| ${cells} \\|`), task);
     }
     for (const variant of new Set(raw.map((record) => record.provenance.lineage.variant))) assert.ok(body.includes(`\`${variant}\``), variant);
   });

@@ -19,7 +19,7 @@ interface RawRecord {
   messages: { role: string; content: string; tool_calls?: unknown[] }[];
   recovery: { error_turns: number; recovered: boolean; faults_fired: { kind: string }[] };
   result: { task_completed: boolean; outcome: string };
-  provenance: { actors: { role: string; kind: string; name: string; version: string }[]; lineage: { variant: string; seed: number } };
+  provenance: { actors: { role: string; kind: string; name: string; version: string }[]; lineage: { lane: string; variant: string; seed: number; phrasing?: string } };
 }
 
 const SAMPLES = ['tool-world-v1', 'tool-world-faults-v1'].map((name) => join(REPO_ROOT, 'datasets', name));
@@ -138,6 +138,27 @@ for (const dir of SAMPLES) {
       assert.deepEqual(stats.duplicates.examples, []);
     });
 
+    it('gives wording diversity per task: distinct first user messages, phrasings and trajectories', async () => {
+      const stats = computeStats(await readDataset(dir));
+      const tasks = [...new Set(raw.map((record) => record.task.id))].sort();
+      assert.deepEqual(Object.keys(stats.wording.by_task), tasks);
+      for (const task of tasks) {
+        const members = raw.filter((record) => record.task.id === task);
+        const distinct = (of: (record: RawRecord) => string) => new Set(members.map(of)).size;
+        assert.deepEqual(stats.wording.by_task[task], {
+          records: members.length,
+          user_messages: distinct((record) => record.messages.find((message) => message.role === 'user')!.content),
+          phrasings: distinct((record) => `${record.provenance.lineage.lane} ${record.provenance.lineage.phrasing ?? ''}`),
+          // No two records of the sample are the same episode.
+          trajectories: members.length,
+        }, task);
+      }
+      const text = formatStats(stats);
+      const [first] = tasks;
+      const row = stats.wording.by_task[first!]!;
+      assert.match(text, new RegExp(`\\n  ${first} +${row.records} +${row.user_messages} +${row.phrasings} +${row.trajectories}\\n`));
+    });
+
     it('formats rates as rate [low, high] n=N', async () => {
       const stats = computeStats(await readDataset(dir));
       const text = formatStats(stats);
@@ -241,6 +262,27 @@ describe('computeStats on constructed data', () => {
       { record_id: second.record_id, duplicate_of: second.record_id },
     ]);
     assert.match(formatStats(stats), /3 duplicate records, 3 distinct trajectories/);
+  });
+
+  it('counts a reworded message as a new message and phrasing but the same values said again as neither', async () => {
+    const wordingDir = temporaryDirectory();
+    const first = JSON.parse(lines[0]!) as RawRecord;
+    const withPhrasing = (record: RawRecord, id: string, phrasing: string, say: (text: string) => string): RawRecord => ({
+      ...record,
+      record_id: id,
+      messages: record.messages.map((message) => (message.role === 'user' ? { ...message, content: say(message.content) } : message)),
+      provenance: { ...record.provenance, lineage: { ...record.provenance.lineage, phrasing } },
+    });
+    const rows = [
+      withPhrasing(first, 'a', 'say=0 greet=-', (text) => text),
+      withPhrasing(first, 'b', 'say=0 greet=0', (text) => `Hi! ${text}`),
+      withPhrasing(first, 'c', 'say=0 greet=0', (text) => `Hi! ${text}`),
+      // The same path in another lane is another grammar's phrasing.
+      { ...withPhrasing(first, 'd', 'say=0 greet=-', (text) => text), provenance: { ...first.provenance, lineage: { ...first.provenance.lineage, lane: 'other-lane', phrasing: 'say=0 greet=-' } } },
+    ];
+    writeFileSync(join(wordingDir, 'episodes.jsonl'), rows.map((record) => JSON.stringify(record)).join('\n') + '\n');
+    const stats = computeStats(await readDataset(wordingDir));
+    assert.deepEqual(stats.wording.by_task[first.task.id], { records: 4, user_messages: 2, phrasings: 3, trajectories: 2 });
   });
 
   it('reports torn and corrupt lines as problems and leaves them out of every count', async () => {

@@ -213,6 +213,45 @@ describe('dedup on the committed samples', () => {
     assert.ok(readFileSync(join(first, 'episodes.jsonl')).equals(before));
   });
 
+  it('is not fooled by varied wording: the same episode asked another way is a near duplicate, never a new episode', async () => {
+    const source = sourceLines(SAMPLE);
+    const originals = source.map((line) => JSON.parse(line) as EpisodeRecord).filter((record) => record.task.id === 'close-named-issue');
+    const reworded = originals.map((record) => {
+      const copy: EpisodeRecord = structuredClone(record);
+      copy.record_id = `${record.record_id}.reworded`;
+      const user = copy.messages.find((message) => message.role === 'user')!;
+      // Another greeting, the facts in another order, a synonym: every value the agent used is still there.
+      const number = /#(\d+)/.exec(user.content)![1];
+      user.content = `Good evening. Could you shut issue #${number} as completed and say who had it? It was fixed in the last release.`;
+      copy.provenance.lineage.phrasing = 'say=9 greet=9';
+      return copy;
+    });
+    const dir = join(work, 'reworded');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'episodes.jsonl'), [...source, ...reworded.map((record) => JSON.stringify(record))].join('\n') + '\n');
+    for (const [index, copy] of reworded.entries()) {
+      assert.notEqual(trajectoryHash(copy), trajectoryHash(originals[index]!), 'what the user said differs, so it is not an exact duplicate');
+      assert.equal(exactJaccard(recordShingles(copy), recordShingles(originals[index]!)), 1, 'what the episode did is the same');
+    }
+    const outDir = join(work, 'reworded-out');
+    const summary = await dedupDataset({ dir, outDir });
+    const dropped = actual(outDir).dropped.filter((row) => row.record_id.endsWith('.reworded'));
+    const kept = new Set(actual(outDir).kept);
+    assert.equal(dropped.length, reworded.length, 'every rewording is dropped');
+    for (const row of dropped) {
+      assert.equal(row.reason, 'near');
+      assert.equal(row.similarity, 1);
+      assert.ok(kept.has(row.duplicate_of), `${row.record_id} names a kept record`);
+    }
+    assert.equal(summary.by_reason.exact, 0);
+    // Records drawn with a phrasing grammar keep the phrasing in their lineage through dedup.
+    for (const line of lines(join(outDir, 'episodes.jsonl'))) {
+      const record = JSON.parse(line) as EpisodeRecord;
+      const original = [...originals, ...reworded].find((entry) => entry.record_id === record.record_id);
+      if (original) assert.equal(record.provenance.lineage.phrasing, original.provenance.lineage.phrasing);
+    }
+  });
+
   it('finds nothing more to drop in its own output', async () => {
     const once = join(work, 'once');
     const twice = join(work, 'twice');

@@ -155,6 +155,11 @@ describe('record tokens', () => {
     const title = (JSON.parse(toolResult.content) as { issues: { title: string }[] }).issues[0]!.title;
     const titleWords = title.toLowerCase().match(/[\p{L}\p{N}]+/gu)!.filter((word) => !tokens.includes(word));
     assert.ok(titleWords.length > 0, `words of a result title (${title}) stay out of the tokens`);
+    const userWords = record.messages.find((message) => message.role === 'user')!.content.toLowerCase().match(/[\p{L}\p{N}]+/gu)!;
+    const systemWords = new Set(record.messages[0]!.content.toLowerCase().match(/[\p{L}\p{N}]+/gu)!);
+    assert.ok(tokens.includes('<user>'), 'the user turn counts as a turn');
+    const callWords = new Set(record.messages.flatMap((message) => (message.role === 'assistant' ? [message.content, ...(message.tool_calls ?? []).map((call) => call.arguments)] : [])).join(' ').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+    assert.deepEqual(userWords.filter((word) => tokens.includes(word) && !systemWords.has(word) && !callWords.has(word)), [], 'the user\'s wording stays out: what they asked shows in the calls and the answer');
 
     const renamed: EpisodeRecord = structuredClone(record);
     renamed.record_id = 'another-id';

@@ -64,6 +64,20 @@ describe('renderReport', () => {
     assert.equal(index.entries[0]![0], data.viewer.entries[0]!.id);
   });
 
+  it('shows each task\'s wording diversity beside its records: user messages, phrasings, trajectories', async () => {
+    const data = await gatherReportData(SAMPLE);
+    const page = renderReport(data);
+    const tasks = /<table class="tasks"><thead>(.*?)<\/thead><tbody>\n(.*?)\n<\/tbody>/s.exec(page)!;
+    assert.equal(tasks[1], '<tr><th scope="col">task</th><th scope="col">title</th><th scope="col">world</th><th scope="col">records</th><th scope="col">user messages</th><th scope="col">phrasings</th><th scope="col">trajectories</th><th scope="col">completed</th></tr>');
+    const rows = tasks[2]!.split('\n');
+    assert.equal(rows.length, data.overview.tasks.length);
+    data.overview.tasks.forEach((task, index) => {
+      const wording = data.stats.wording.by_task[task.id]!;
+      const cells = [...rows[index]!.matchAll(/<td>(.*?)<\/td>/g)].map((match) => match[1]);
+      assert.deepEqual(cells.slice(3, 7), [String(task.records), String(wording.user_messages), String(wording.phrasings), String(wording.trajectories)], task.id);
+    });
+  });
+
   it('groups thousands the same way everywhere', () => {
     assert.equal(grouped(0), '0');
     assert.equal(grouped(999), '999');

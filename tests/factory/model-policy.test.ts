@@ -244,7 +244,12 @@ describe('gate', () => {
     assert.equal(passed.status, 0, passed.stderr);
     const lines = passed.stdout.trim().split('\n');
     assert.equal(lines.length, 4);
-    assert.match(lines[0]!, /^episode 01 \| emitted=1 executed=1 rejected=0 cap=no done=yes \| \d+\.\d\ds \| Find the open bugs about /);
+    // The gate plays the lane's first episodes, so episode 01 asks what the sample's first record asks, cut at 60 characters.
+    const sample = JSON.parse(readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-v1', 'episodes.jsonl'), 'utf8').split('\n')[0]!) as EpisodeRecord;
+    const asked = sample.messages.find((message) => message.role === 'user')!.content;
+    assert.equal(sample.task.id, 'find-open-bugs');
+    assert.ok(lines[0]!.startsWith('episode 01 | emitted=1 executed=1 rejected=0 cap=no done=yes | '), lines[0]);
+    assert.ok(lines[0]!.endsWith(` | ${asked.length > 60 ? `${asked.slice(0, 59)}…` : asked}`), lines[0]);
     assert.match(lines[3]!, /^gate: ollama:fake-qwen:1b PASS episodes=3 answered=3 cap_hits=0 tool_turns=3 calls 3\/3 executed \(100%\) contract 3\/3 \(100%\) completed 3\/3 \[0\.44, 1\.00\] \(wall \d+\.\ds\)$/);
     const failed = await runCliAsync(workdir, 'gate', 'tool-world-v1', '--policy', 'ollama:fake-liar:1b', '--ollama-host', fake.url, '--turns', '2');
     assert.equal(failed.status, 1);

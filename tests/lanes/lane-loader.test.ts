@@ -122,6 +122,44 @@ describe('lane loading', () => {
     }
   });
 
+  it('checks phrasing grammars: each rule at its pointer, and every phrasing states what the solution uses', () => {
+    const document = shipped();
+    document.phrasing = { ...document.phrasing, greet: ['Hi! ', 'Hello. '], sign_off: ' Thanks!', say: 'Hello.', whom: ' It is for {{owner}}.' };
+    document.tasks[1].user = {
+      say: ['<greet?><^ask>', '<^ask> <why><whom?>'],
+      ask: ['close issue #{{target.number}} as completed.', 'please close #{{target.number}}, it is done.'],
+      why: 'It was fixed in {{release}}.',
+    };
+    document.tasks[4].user = { say: ['<greet?>Who is assigned to issue #{{target.number}}?', 'Who is that issue assigned to? I need their email.'] };
+    document.tasks[3].user = { say: '<greet><request>' };
+    const problems = problemsOf(document);
+    const expectations = [
+      '/tasks/1/user/why: template refers to "release", which is not defined here (defined: target)',
+      '/phrasing/whom: template refers to "owner", which is not defined here (defined: target), in task "close-named-issue"',
+      '/tasks/4/user: phrasing "say=1" ("Who is that issue assigned to? I need their email.") does not state {{target.number}}, which /tasks/4/solution/0 uses: the policy may only know what the user said, whichever way it is said',
+      '/tasks/3/user/say: refers to <request>, which is no rule of this task or lane (rules: greet, thanks, sign_off, whom)',
+      '/phrasing/sign_off: is never used: no task\'s phrasing reaches it',
+      '/phrasing/say: "say" is where each task\'s own grammar starts',
+    ];
+    for (const expected of expectations) {
+      assert.ok(problems.some((problem) => problem.includes(expected)), `expected "${expected}" in:\n${problems.join('\n')}`);
+    }
+    assert.ok(!problems.some((problem) => problem.includes('/tasks/1/solution')), 'every phrasing of task 1 states the number');
+    assert.ok(!problems.some((problem) => problem.includes('/phrasing/greet')), 'greet is used');
+
+    // Fixed, the lane loads and a phrasing that states nothing the solution needs is reported at the solution step as before.
+    delete document.phrasing.sign_off;
+    delete document.phrasing.say;
+    document.phrasing.whom = ' It is for {{target.assignee}}.';
+    document.tasks[1].user.why = 'It was fixed in the last release.';
+    document.tasks[3].user = { say: '<greet>Add a comment to issue #{{target.number}} saying "Reproduced on build {{build}}".' };
+    document.tasks[4].user = { say: ['Who is assigned?', 'Who is it assigned to?'] };
+    assert.deepEqual(problemsOf(document), [
+      '/somewhere/lanes/tool-world-v1.json: /tasks/4/solution/0: uses {{target.number}}, which the user message does not state: the policy may only know what the user said',
+      '/somewhere/lanes/tool-world-v1.json: /tasks/4/solution/2: uses {{target.number}}, which the user message does not state: the policy may only know what the user said',
+    ]);
+  });
+
   it('refuses a pattern the linear-time matcher cannot run, at the pointer, with what to write instead', () => {
     const document = shipped();
     document.tasks[2].predicates[1] = { id: 'repeats', answer: { matches: '(#\\d+) and \\1' } };

@@ -11,25 +11,35 @@ import { Ollama, type ChatResponse, type Message, type Tool, type ToolCall } fro
 import { ISSUES_TOOLS } from '../../src/world/issues/issues-tools.js';
 import { codecForFamily } from '../../src/policy/codecs/codec-registry.js';
 import { callsText, FAKE_MODELS, NOT_SURE, parseRawPrompt, pythonJson, recogniseTask, RUNNER_CRASH, startFakeOllama, type FakeOllama } from '../fixtures/fake-ollama.js';
+import type { PhrasingRules, UserText } from '../../src/lanes/lane.js';
+import { phrasingsOf } from '../../src/lanes/phrasing-grammar.js';
 import { REPO_ROOT } from '../helpers.js';
 
-// --- The lane's own user messages, so the fake is held to the real templates.
+// --- The lane's own user messages, so the fake is held to the real phrasings.
 
 interface LaneTask {
   id: string;
-  user: string;
+  user: UserText;
 }
-const lane = JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'tool-world-v1.json'), 'utf8')) as { system_prompt: string; tasks: LaneTask[] };
-const template = (id: string) => lane.tasks.find((task) => task.id === id)!.user;
-const render = (id: string, values: Record<string, string | number>) =>
-  template(id).replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_, key: string) => String(values[key] ?? assert.fail(`no value for ${key}`)));
+const lane = JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'tool-world-v1.json'), 'utf8')) as { system_prompt: string; phrasing?: PhrasingRules; tasks: LaneTask[] };
+const phrasings = (id: string) => phrasingsOf(lane.tasks.find((task) => task.id === id)!.user, lane.phrasing);
+/** The task's last phrasing (greeted, thanked, the longest way of asking), with the given values. */
+const render = (id: string, values: Record<string, string | number>, template = phrasings(id).at(-1)!.template) =>
+  template.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_, key: string) => String(values[key] ?? assert.fail(`no value for ${key}`)));
 
+const VALUES = {
+  findBugs: { topic: 'sync' },
+  close: { 'target.number': 4821, 'target.title': 'Sync stalls (again) after "token refresh"' },
+  relabel: { 'target.number': 3907 },
+  comment: { 'target.number': 5120, build: 'rc-7f3k2qa' },
+  email: { 'target.number': 2788 },
+};
 const USER = {
-  findBugs: render('find-open-bugs', { topic: 'sync' }),
-  close: render('close-named-issue', { 'target.number': 4821, 'target.title': 'Sync stalls (again) after "token refresh"' }),
-  relabel: render('relabel-issue', { 'target.number': 3907 }),
-  comment: render('comment-on-issue', { 'target.number': 5120, build: 'rc-7f3k2qa' }),
-  email: render('assignee-email', { 'target.number': 2788 }),
+  findBugs: render('find-open-bugs', VALUES.findBugs),
+  close: render('close-named-issue', VALUES.close),
+  relabel: render('relabel-issue', VALUES.relabel),
+  comment: render('comment-on-issue', VALUES.comment),
+  email: render('assignee-email', VALUES.email),
 };
 
 const TOOLS: Tool[] = ISSUES_TOOLS.map((tool) => ({
@@ -516,6 +526,25 @@ describe('fake Ollama: raw generate in each family\'s syntax', () => {
     assert.deepEqual(recogniseTask(USER.comment), { id: 'comment-on-issue', number: 5120, body: 'Reproduced on build rc-7f3k2qa' });
     assert.deepEqual(recogniseTask(USER.close), { id: 'close-named-issue', number: 4821 });
     assert.equal(recogniseTask('Close issue #4821.'), undefined);
+  });
+
+  it('recognises every phrasing of every task the lane can draw, with its values', () => {
+    const expected = {
+      findBugs: { id: 'find-open-bugs', topic: 'sync' },
+      close: { id: 'close-named-issue', number: 4821 },
+      relabel: { id: 'relabel-issue', number: 3907 },
+      comment: { id: 'comment-on-issue', number: 5120, body: 'Reproduced on build rc-7f3k2qa' },
+      email: { id: 'assignee-email', number: 2788 },
+    } as const;
+    const ids = { findBugs: 'find-open-bugs', close: 'close-named-issue', relabel: 'relabel-issue', comment: 'comment-on-issue', email: 'assignee-email' } as const;
+    let checked = 0;
+    for (const key of Object.keys(ids) as (keyof typeof ids)[]) {
+      for (const phrasing of phrasings(ids[key])) {
+        assert.deepEqual(recogniseTask(render(ids[key], VALUES[key], phrasing.template)), expected[key], phrasing.path);
+        checked++;
+      }
+    }
+    assert.ok(checked > 100, `${checked} phrasings`);
   });
 });
 

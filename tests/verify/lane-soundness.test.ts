@@ -89,6 +89,42 @@ describe('lane soundness', () => {
     assert.ok(results.flatMap((result) => result.runs).every((run) => run.outcome !== 'error'));
   });
 
+  it('renders every phrasing on every seed and passes a grammar that keeps what the checks need', async () => {
+    const document = shipped();
+    document.phrasing = { ...document.phrasing, greet: ['Hi! ', 'Hello. '] };
+    const task = document.tasks.find((entry: any) => entry.id === 'assignee-email');
+    task.user = {
+      say: ['<greet?><^who> <need?>', '<greet?><^need>: <who>'],
+      who: ['who is assigned to issue #{{target.number}}?', 'who has #{{target.number}}?'],
+      need: ['I need their email address', 'I want to write to them'],
+    };
+    const result = await only(document, 'assignee-email');
+    assert.equal(result.sound, true, result.problems.join('\n'));
+    // say 0: 3 greetings x 2 x 3 = 18; say 1: 3 x 2 x 2 = 12.
+    assert.deepEqual(result.phrasing, { phrasings: 30, rendered: 90, failed: 0 });
+  });
+
+  it('names the task, the phrasing and the seed when a phrasing leaves out a told fact, gives away a withheld one, or cannot be said', async () => {
+    const document = shipped();
+    const index = document.tasks.findIndex((entry: any) => entry.id === 'assignee-email');
+    const task = document.tasks[index];
+    task.facts = [
+      { id: 'title', value: '{{target.title}}', asked_by: ['title'], answer: 'It is "{{target.title}}".', question: 'What is its title?' },
+      { id: 'issue', value: '#{{target.number}}', withheld: true, asked_by: ['issue', 'which'], answer: 'Issue #{{target.number}}.', question: 'Which issue?' },
+    ];
+    task.user = {
+      say: ['Who is assigned to the issue "{{target.title}}"?', 'Who is assigned to #{{target.number}} ("{{target.title}}")?', 'Who is assigned to the {{target.milestone}} issue?', 'Who is assigned to that issue?'],
+    };
+    const result = await only(document, 'assignee-email', { from: 0, to: 1 });
+    assert.equal(result.sound, false);
+    assert.deepEqual(result.phrasing, { phrasings: 4, rendered: 8, failed: 6 });
+    const problems = result.problems.filter((problem) => problem.startsWith(`/tasks/${index}/user: `));
+    assert.equal(problems.length, 3, problems.join('\n'));
+    assert.match(problems[0]!, /^\/tasks\/\d+\/user: phrasing "say=1" gives away withheld fact "issue" \("#\d+"\) on seed 0: "Who is assigned to #\d+ \(.*\)\?"; the user gives it only when asked \(2 times in all\)$/);
+    assert.match(problems[1]!, /^\/tasks\/\d+\/user: phrasing "say=2" cannot be said on seed 0: \{\{target\.milestone\}\}: no field "milestone" \(2 times in all\)$/);
+    assert.match(problems[2]!, /^\/tasks\/\d+\/user: phrasing "say=3" does not tell fact "title" \(".*"\) on seed 0: "Who is assigned to that issue\?"; a told fact is in every first message \(2 times in all\)$/);
+  });
+
   it("plays a lane's first three seeds unless told otherwise", () => {
     const lane = laneOf(shipped());
     assert.deepEqual(defaultCheckSeeds(lane), { from: 0, to: 2 });
