@@ -6,7 +6,13 @@ import type { Command } from 'commander';
 import { basename } from 'node:path';
 import { FactoryError, errorMessage } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
-import { listLaneFiles, loadLane } from '../lanes/lane-loader.js';
+import { listLaneFiles, loadLane, resolveLanePath } from '../lanes/lane-loader.js';
+import { rewriteLane, writerSeed } from '../factory/lane-rewrite.js';
+import { resolveOllamaHost } from '../core/ollama-host.js';
+import { DEFAULT_MODEL_TIMEOUT_MS } from '../policy/ollama/model-server-fetch.js';
+import { inspectModel, STARTUP_CHECK_TIMEOUT_MS } from '../policy/ollama/ollama-model.js';
+import { OllamaWriter } from '../policy/ollama/ollama-writer.js';
+import { parseSeconds } from './model-timeout.js';
 import { isGrammar, phrasingsOf } from '../lanes/phrasing-grammar.js';
 import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
 import { checkLaneSoundness, defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
@@ -146,6 +152,53 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         if (task.wrong.length) out.push(`    wrong       ${task.wrong.join(', ')} (must fail; see lanes check)`);
       }
       streams.stdout.write(out.join('\n') + '\n');
+    });
+
+  lanes
+    .command('rewrite')
+    .description(
+      'Ask a local model (the writer) for new phrasings of each task\'s request, ahead of any run. What it returns is kept only if it ' +
+        'has exactly the request\'s {{placeholders}}, no < or >, says something new, and the lane still passes its checks with it. ' +
+        'The survivors go to <lane>.rewrites.json next to the lane, with the model\'s name and digest; a lane whose "rewrites" field ' +
+        'names that file draws each message from its own phrasings and the cached ones alike, and every record of a rewritten task ' +
+        'names the writer. Runs read the cache, never the model, so they stay deterministic. Rewriting again replaces the cache. ' +
+        'Exits 0 when the cache was written, 2 for a bad lane or an unavailable model.',
+    )
+    .argument('<lane>', 'a lane name or path')
+    .requiredOption('--model <model>', 'the writer: ollama:<model>')
+    .option('--count <n>', 'new phrasings to ask for, per task', '4')
+    .option('--task <id...>', 'only these tasks')
+    .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
+    .option('--model-timeout <seconds>', `the longest the server may stay silent on one request (default ${DEFAULT_MODEL_TIMEOUT_MS / 1000})`)
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nExample:\n  episode-factory lanes rewrite issues-v1 --model ollama:qwen2.5:7b --count 6\n  # then add  "rewrites": "issues-v1.rewrites.json"  to lanes/issues-v1.json, and run  episode-factory lanes check issues-v1')
+    .action(async (reference: string, flags: { model: string; count: string; task?: string[]; ollamaHost?: string; modelTimeout?: string; json?: boolean }) => {
+      const model = /^ollama:(.+)$/.exec(flags.model)?.[1]?.trim();
+      if (!model) throw new FactoryError('usage', `--model "${flags.model}" is not a model`, { fix: 'use ollama:<model> (e.g. ollama:qwen2.5:7b)' });
+      const count = Number(flags.count);
+      if (!Number.isInteger(count) || count < 1 || count > 50) throw new FactoryError('usage', `--count "${flags.count}" is not a whole number from 1 to 50`, { fix: 'pass e.g. --count 4' });
+      const path = resolveLanePath(reference);
+      const timeoutMs = flags.modelTimeout === undefined ? DEFAULT_MODEL_TIMEOUT_MS : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000);
+      const info = await inspectModel(resolveOllamaHost(flags.ollamaHost), model, { timeoutMs: Math.min(timeoutMs, STARTUP_CHECK_TIMEOUT_MS) });
+      const laneName = basename(path, '.json');
+      const writer = new OllamaWriter(info, { temperature: 0.8, num_predict: 1024, seed: writerSeed(laneName) }, { timeoutMs });
+      const progress = new ProgressLine(streams.stderr, !flags.json);
+      const result = await rewriteLane(path, writer, {
+        count,
+        ...(flags.task ? { tasks: flags.task } : {}),
+        onTask: (task) => progress.update(`rewriting ${laneName}: ${task.task} ${task.kept.length} kept, ${task.rejected.length} rejected`),
+      });
+      progress.clear();
+      if (flags.json) return writeJson(streams, result);
+      for (const task of result.tasks) {
+        streams.stdout.write(`${task.task}: ${task.kept.length} kept of ${task.returned}\n`);
+        for (const text of task.kept) streams.stdout.write(`  + ${text}\n`);
+        for (const rejected of task.rejected) streams.stdout.write(`  - ${rejected.text}\n      (${rejected.reason})\n`);
+      }
+      streams.stdout.write(`lanes rewrite ${result.lane}: ${result.kept} phrasings by ${info.model} (${info.digest.replace(/^sha256:/, '').slice(0, 12)}) -> ${result.file}\n`);
+      if (!result.named) {
+        streams.stdout.write(`to draw from them, add  "rewrites": "${basename(result.file)}"  to ${path}, then run  episode-factory lanes check ${laneName}\n`);
+      }
     });
 
   lanes

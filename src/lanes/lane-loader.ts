@@ -5,7 +5,7 @@
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { decodeUtf8 } from '../core/utf8-text.js';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { FactoryError, type Problem } from '../core/errors.js';
 import { hashCanonical } from '../core/hashing.js';
 import { BUILTIN_LANES_DIR } from '../core/package-paths.js';
@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS } from '../runner/limits.js';
 import { EMPTY_PLAN } from '../world/faults/fault-plan.js';
 import type { Lane, LaneDocument } from './lane.js';
 import { checkLane } from './lane-checks.js';
+import { applyRewrites, REWRITES_FORMAT, type RewritesCache } from './phrasing-rewrites.js';
 import { parseSeedRange } from './seed-range.js';
 
 function validateLaneSchema(document: unknown): { where: string; reason: string }[] {
@@ -86,14 +87,18 @@ export function parseLane(text: string, path: string): Lane {
   }
   const schemaProblems: Problem[] = validateLaneSchema(document).map((problem) => ({ where: `${file}: ${problem.where}`, reason: problem.reason }));
   if (schemaProblems.length > 0) throw invalid(file, schemaProblems);
-  const lane = document as LaneDocument;
+  const written = document as LaneDocument;
+  const rewrites = written.rewrites === undefined ? undefined : readRewrites(written, path, file);
+  const lane = rewrites ? applyRewrites(written, rewrites) : written;
   const problems = checkLane(lane, file, basename(path, '.json'));
   if (problems.length > 0) throw invalid(file, problems);
   return {
     document: lane,
     name: lane.name,
     path,
-    sha256: laneHash(lane),
+    // The cached phrasings and the model that wrote them change episodes, so they are part of the lane's identity.
+    sha256: rewrites ? hashCanonical({ ...withoutCard(written), rewrites }) : laneHash(written),
+    ...(rewrites ? { rewrites } : {}),
     limits: { ...DEFAULT_LIMITS, ...lane.limits },
     faults: lane.faults ?? EMPTY_PLAN,
     variants: lane.policy.variants ?? { clean: 1 },
@@ -103,8 +108,36 @@ export function parseLane(text: string, path: string): Lane {
 
 /** The lane's identity in records: everything that can change an episode, so not the card's license or categories. */
 export function laneHash(lane: LaneDocument): string {
+  return hashCanonical(withoutCard(lane));
+}
+
+function withoutCard(lane: LaneDocument): Omit<LaneDocument, 'dataset_card'> {
   const { dataset_card: _card, ...episodes } = lane;
-  return hashCanonical(episodes);
+  return episodes;
+}
+
+/** The rewrites cache a lane names, read and checked; every problem names the cache file. */
+function readRewrites(lane: LaneDocument, path: string, file: string): RewritesCache {
+  const cachePath = join(dirname(path), lane.rewrites!);
+  const cacheFile = displayPath(cachePath);
+  const rerun = `run \`episode-factory lanes rewrite ${lane.name} --model ollama:<model>\` to write it, or drop "rewrites" from ${file}`;
+  let cache: unknown;
+  try {
+    cache = JSON.parse(decodeUtf8(readFileSync(cachePath)));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read: ${(error as Error).message}`;
+    throw invalid(file, [{ where: `${file}: /rewrites`, reason: `${cacheFile} ${reason}; ${rerun}` }]);
+  }
+  const problems: Problem[] = validateAgainst('rewrites.v1', cache).map((error) => ({ where: `${cacheFile}: ${error.path || '/'}`, reason: error.reason }));
+  if (problems.length === 0) {
+    const rewrites = cache as RewritesCache;
+    if (rewrites.lane !== lane.name) problems.push({ where: `${cacheFile}: /lane`, reason: `is "${rewrites.lane}", but the lane is "${lane.name}"; ${rerun}` });
+    for (const task of Object.keys(rewrites.tasks)) {
+      if (!lane.tasks.some((candidate) => candidate.id === task)) problems.push({ where: `${cacheFile}: /tasks/${task}`, reason: `the lane has no task "${task}"; ${rerun}` });
+    }
+  }
+  if (problems.length > 0) throw invalid(file, problems);
+  return { ...(cache as RewritesCache), format: REWRITES_FORMAT };
 }
 
 function invalid(file: string, problems: Problem[]): FactoryError {

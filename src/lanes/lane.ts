@@ -4,6 +4,7 @@
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Limits } from '../runner/limits.js';
 import type { FaultPlan } from '../world/faults/fault-plan.js';
+import type { RewritesCache } from './phrasing-rewrites.js';
 
 export type Matcher =
   | { equals: JsonValue }
@@ -148,6 +149,8 @@ export interface LaneDocument {
   /** Phrasing rules every task's grammar may use (greetings, closings); a task's own rule of the same name wins. */
   phrasing?: PhrasingRules;
   tasks: Task[];
+  /** A rewrites cache file next to the lane (see phrasing-rewrites.ts). */
+  rewrites?: string;
   dataset_card?: LaneCardFields;
 }
 
@@ -171,6 +174,8 @@ export interface Lane {
   faults: FaultPlan;
   variants: Record<string, number>;
   seeds: SeedRange;
+  /** The rewrites cache the lane names, already applied to `document`'s task messages. */
+  rewrites?: RewritesCache;
 }
 
 export interface SeedRange {

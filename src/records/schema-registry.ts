@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SCHEMAS_DIR } from '../core/package-paths.js';
 import { compileRegistered, type FieldError, type Validator } from '../core/schema-validator.js';
 
-export type SchemaName = 'lane.v1' | 'episode-record.v1' | 'rejected-row.v1' | 'manifest.v1' | 'fault-plan.v1';
+export type SchemaName = 'lane.v1' | 'episode-record.v1' | 'rejected-row.v1' | 'manifest.v1' | 'fault-plan.v1' | 'rewrites.v1';
 
 const validators = new Map<SchemaName, Validator>();
 let all: (object & { $id: string })[] | undefined;

@@ -132,7 +132,8 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     evidence,
     initialSnapshot,
     finalSnapshot,
-    actors: [policy.actor, ...(user ? [user.actor] : []), worldActor(world, 'in-memory'), FACTORY_ACTOR],
+    // A task whose message may be a model's rewording names that model, as the cache pinned it.
+    actors: [policy.actor, ...(user ? [user.actor] : []), ...(lane.rewrites?.tasks[task.id] ? [lane.rewrites.writer] : []), worldActor(world, 'in-memory'), FACTORY_ACTOR],
     producedAt: options.producedAt,
     faultsFired,
   });
