@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'lane_invalid'
   | 'plan_invalid'
   | 'world_unknown'
+  | 'server_package'
   | 'dataset_not_found'
   | 'dataset_corrupt'
   | 'model_unavailable'
@@ -21,6 +22,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   lane_invalid: 2,
   plan_invalid: 2,
   world_unknown: 2,
+  server_package: 2,
   dataset_not_found: 2,
   dataset_corrupt: 2,
   model_unavailable: 2,

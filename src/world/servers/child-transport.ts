@@ -1,0 +1,148 @@
+// Owns talking MCP over stdio to a third-party server started as a child
+// process in its own process group: the child's whole environment is given by
+// the caller (already stripped of secrets), stdout must carry only JSON-RPC
+// lines (anything else is a server fault that ends the session), and close()
+// kills the whole group, so nothing the server started outlives the episode.
+// The SDK's StdioClientTransport shares our process group, kills only the
+// direct child and stays open after garbage on stdout (docs/server-worlds.md,
+// section 6), which is why this exists. Prototype for issue 15; not wired yet.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ChildEnvironment } from '../../core/child-environment.js';
+
+export type ServerFaultKind = 'crashed' | 'garbage_output' | 'spawn_failed';
+
+export interface ServerFault {
+  kind: ServerFaultKind;
+  detail: string;
+}
+
+export interface ChildTransportOptions {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: ChildEnvironment;
+  /** How long close() waits for a clean exit after ending stdin before killing the group. */
+  graceMs?: number;
+  /** Called with each stderr chunk (servers print banners there). */
+  onStderr?: (text: string) => void;
+  /** Called once with the first fault the child caused. */
+  onServerFault?: (fault: ServerFault) => void;
+}
+
+export class ChildTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private readonly buffer = new ReadBuffer();
+  private closing = false;
+  private closedOnce = false;
+  private faulted = false;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: ChildTransportOptions) {}
+
+  /** The child's pid, which is also its process group id. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async start(): Promise<void> {
+    if (this.child) throw new Error('ChildTransport already started');
+    const child = spawn(this.options.command, [...this.options.args], {
+      cwd: this.options.cwd,
+      env: this.options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      shell: false,
+    });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('close', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', (error) => {
+        this.fault({ kind: 'spawn_failed', detail: error.message });
+        reject(error);
+      });
+    });
+    child.stdout!.on('data', (chunk: Buffer) => this.read(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk.toString('utf8')));
+    child.stdin!.on('error', (error) => this.onerror?.(error));
+    child.once('close', (code, signal) => {
+      if (!this.closing) this.fault({ kind: 'crashed', detail: `the server exited (${signal ?? `code ${code}`}) during the session` });
+      void this.close();
+    });
+  }
+
+  private read(chunk: Buffer): void {
+    this.buffer.append(chunk);
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.buffer.readMessage();
+      } catch (error) {
+        this.fault({ kind: 'garbage_output', detail: `the server wrote something other than JSON-RPC to stdout: ${(error as Error).message}` });
+        void this.close();
+        return;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  private fault(fault: ServerFault): void {
+    if (this.faulted) return;
+    this.faulted = true;
+    this.options.onServerFault?.(fault);
+    this.onerror?.(new Error(`${fault.kind}: ${fault.detail}`));
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closing) throw new Error('not connected');
+    await new Promise<void>((resolve, reject) => {
+      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closedOnce) return;
+    this.closedOnce = true;
+    this.closing = true;
+    const child = this.child;
+    if (child) {
+      child.stdin?.end();
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, this.options.graceMs ?? 200).unref());
+      await Promise.race([this.exited, grace]);
+      killGroup(child.pid);
+      await this.exited;
+    }
+    this.buffer.clear();
+    this.onclose?.();
+  }
+}
+
+/** SIGKILL to every process in the group led by `pid`; a group already gone is fine. */
+export function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/** Whether any process of the group led by `pid` is still alive. */
+export function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
