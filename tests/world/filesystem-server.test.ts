@@ -22,7 +22,13 @@ import {
   SHOWN_ROOT,
   startFilesystemServer,
 } from '../../src/world/servers/filesystem-server.js';
-import { jsDateString, sandboxPath } from '../../src/world/servers/normalising-transport.js';
+import { jsDateString, NormalisingTransport, sandboxPath } from '../../src/world/servers/normalising-transport.js';
+import { ChildTransport } from '../../src/world/servers/child-transport.js';
+import { FaultLayer } from '../../src/world/faults/fault-layer.js';
+import { FaultState } from '../../src/world/faults/fault-state.js';
+import { filesystemNormalisations } from '../../src/world/servers/filesystem-server.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 function installed(): boolean {
   try {
@@ -129,8 +135,92 @@ describe('filesystem server world (prototype)', { skip: installed() ? false : `$
     assert.notEqual(canonicalJson(a.initial), canonicalJson(c.initial));
   });
 
+  it('works behind the unchanged fault layer, which fires the same faults on the same bytes on every run', async () => {
+    async function faulted(seed: number) {
+      const sandbox = await createSandbox();
+      try {
+        const files = await populateFilesystemSandbox(sandbox, substream(seed, 'world'));
+        const fired: unknown[] = [];
+        const plan = {
+          faults: [
+            { id: 'pages', kind: 'paginate_tools' as const, lists: [1], params: { page_size: 5 } },
+            { id: 'error', kind: 'tool_error' as const, calls: [2] },
+            { id: 'cut', kind: 'truncated_result' as const, calls: [3] },
+            { id: 'stale', kind: 'stale_read' as const, calls: [5] },
+          ],
+        };
+        const state = new FaultState(plan, substream(seed, 'faults'), (fault) => fired.push(fault));
+        const child = new ChildTransport({ command: process.execPath, args: [resolveServerEntry(FILESYSTEM_SERVER_PACKAGE), sandbox.root], cwd: sandbox.root, env: serverEnvironment(sandbox) });
+        const [clientSide, layerSide] = InMemoryTransport.createLinkedPair();
+        const layer = new FaultLayer(state, layerSide, new NormalisingTransport(child, filesystemNormalisations(sandbox, PINNED)));
+        await layer.start();
+        const client = new Client({ name: 'test', version: '1' });
+        await client.connect(clientSide);
+        const pages: number[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await client.listTools(cursor ? { cursor } : {});
+          pages.push(page.tools.length);
+          cursor = page.nextCursor;
+        } while (cursor);
+        const path = `${SHOWN_ROOT}/${files[0]}`;
+        const read = { name: 'read_text_file', arguments: { path } };
+        const results = [];
+        for (const call of [read, read, read, { name: 'write_file', arguments: { path, content: 'changed\n' } }, read, read]) results.push(await client.callTool(call));
+        await client.close();
+        await layer.close();
+        return { pages, results, fired, original: files[0] };
+      } finally {
+        await removeSandbox(sandbox);
+      }
+    }
+    const a = await faulted(3);
+    const b = await faulted(3);
+    assert.equal(canonicalJson(a), canonicalJson(b));
+    assert.deepEqual(a.pages, [5, 5, 4]);
+    assert.deepEqual((a.fired as Array<{ kind: string }>).map((fault) => fault.kind), ['paginate_tools', 'tool_error', 'truncated_result', 'stale_read']);
+    // The stale read answers with the text from before the write; the next read sees the write.
+    assert.equal(canonicalJson(a.results[4]!.content), canonicalJson(a.results[0]!.content));
+    assert.equal((a.results[5]!.content as Array<{ text: string }>)[0]!.text, 'changed\n');
+  });
+
   it('leaves no process of the child behind', async () => {
     const a = await episode(9);
     assert.equal(groupAlive(a.pid), false);
+  });
+});
+
+describe('child transport', () => {
+  const env = serverEnvironment({ base: '/tmp', root: '/tmp' });
+
+  it('reports garbage on stdout as a server fault, closes, and kills what the child started', async () => {
+    const { ChildTransport } = await import('../../src/world/servers/child-transport.js');
+    const faults: string[] = [];
+    let closed = false;
+    const transport = new ChildTransport({
+      command: process.execPath,
+      // A grandchild that would outlive a plain kill of the child, then garbage on stdout.
+      args: ['-e', "require('child_process').spawn('sleep', ['30'], { stdio: 'ignore' }); setTimeout(() => console.log('not json'), 100); setInterval(() => {}, 1000)"],
+      cwd: '/tmp',
+      env,
+      onServerFault: (fault) => faults.push(fault.kind),
+    });
+    transport.onclose = () => (closed = true);
+    await transport.start();
+    const pid = transport.pid!;
+    for (let waited = 0; !closed && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(faults, ['garbage_output']);
+    assert.equal(closed, true);
+    assert.equal(groupAlive(pid), false);
+  });
+
+  it('reports a child that exits during the session as crashed', async () => {
+    const { ChildTransport } = await import('../../src/world/servers/child-transport.js');
+    const faults: string[] = [];
+    const transport = new ChildTransport({ command: process.execPath, args: ['-e', 'setTimeout(() => process.exit(3), 50)'], cwd: '/tmp', env, onServerFault: (fault) => faults.push(fault.kind) });
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    await transport.start();
+    await closed;
+    assert.deepEqual(faults, ['crashed']);
   });
 });

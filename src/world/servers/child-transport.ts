@@ -8,12 +8,13 @@
 // section 6), which is why this exists. Prototype for issue 15; not wired yet.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChildEnvironment } from '../../core/child-environment.js';
 
-export type ServerFaultKind = 'crashed' | 'garbage_output' | 'spawn_failed';
+export type ServerFaultKind = 'crashed' | 'garbage_output' | 'spawn_failed' | 'leftover_processes';
 
 export interface ServerFault {
   kind: ServerFaultKind;
@@ -121,6 +122,10 @@ export class ChildTransport implements Transport {
       await Promise.race([this.exited, grace]);
       killGroup(child.pid);
       await this.exited;
+      // Killed grandchildren linger as zombies until their new parent reaps them.
+      if (child.pid !== undefined && !(await groupGone(child.pid, 1000))) {
+        this.fault({ kind: 'leftover_processes', detail: `processes of group ${child.pid} survived SIGKILL` });
+      }
     }
     this.buffer.clear();
     this.onclose?.();
@@ -137,12 +142,42 @@ export function killGroup(pid: number | undefined): void {
   }
 }
 
-/** Whether any process of the group led by `pid` is still alive. */
+/** Waits up to `timeoutMs` for the group led by `pid` to be empty. */
+export async function groupGone(pid: number, timeoutMs: number): Promise<boolean> {
+  for (let waited = 0; groupAlive(pid); waited += 10) {
+    if (waited >= timeoutMs) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+/**
+ * Whether any process of the group led by `pid` is still alive. On Linux a
+ * killed process stays in its group as a zombie until its new parent reaps it
+ * (PID 1 may take a second), so /proc is read and zombies do not count.
+ */
 export function groupAlive(pid: number): boolean {
   try {
     process.kill(-pid, 0);
-    return true;
   } catch {
     return false;
   }
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pid && fields[0] !== 'Z') return true;
+  }
+  return false;
 }
