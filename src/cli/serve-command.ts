@@ -12,9 +12,15 @@ import { substream } from '../core/random.js';
 import { compileValidator, formatFieldErrors } from '../core/schema-validator.js';
 import { hostWorldOverHttp } from '../world/http-world-host.js';
 import { hostWorldOverStdio } from '../world/stdio-world-host.js';
-import type { WorldInstance } from '../world/world-contract.js';
-import { getWorld } from '../world/world-registry.js';
+import type { ServerSource } from '../world/mcp-server-binding.js';
+import { isServerWorld } from '../world/server-world.js';
+import { createForwardingServer } from '../world/servers/forwarding-server.js';
+import { getWorld, worldNames } from '../world/world-registry.js';
+import { openWorldSession, type WorldSession } from '../world/world-session.js';
 import type { Streams } from './output.js';
+
+/** What a served server world shows for every date its server prints (an episode shows its lane's produced_at). */
+const SERVE_PINNED_DATE = '2026-01-01T00:00:00Z';
 
 interface ServeFlags {
   seed: string;
@@ -39,7 +45,7 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
         'origin; clients that send no Origin (the MCP SDK\'s clients, curl) are served. Runs until the ' +
         'client closes stdin (stdio) or Ctrl-C / SIGTERM.',
     )
-    .argument('<world>', 'a world name: issues, files, calendar, shop, tasks')
+    .argument('<world>', `a world name: ${worldNames().join(', ')} (a server world runs its real package on a fresh sandbox drawn from --seed)`)
     .option('--seed <n>', 'the seed the world is built from', '0')
     .option('--config <json>', 'the world config a lane would give in world.config, as JSON')
     .option('--stdio', 'serve on stdin/stdout (the default)')
@@ -63,8 +69,25 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
       const world = getWorld(name);
       const config = parseConfig(flags.config, world.configSchema, name);
       const seed = Number(flags.seed);
-      const instance: WorldInstance = { world, state: world.init(substream(seed, 'world'), config) };
-      const about = `world ${world.name} ${world.version}, seed ${seed}, ${world.tools.length} tools`;
+      // A server world is its real package on a sandbox drawn from the seed, forwarded to the client.
+      let session: WorldSession | undefined;
+      let source: ServerSource;
+      let finalSnapshot: () => Promise<unknown>;
+      if (isServerWorld(world)) {
+        session = await openWorldSession(world, substream(seed, 'world'), config, { pinnedDate: SERVE_PINNED_DATE });
+        const connection = await session.connect({});
+        const live = session;
+        source = () => createForwardingServer(connection.client, world);
+        finalSnapshot = async () => {
+          await connection.close();
+          return live.finalSnapshot();
+        };
+      } else {
+        const instance = { world, state: world.init(substream(seed, 'world'), config) };
+        source = instance;
+        finalSnapshot = async () => world.snapshot(instance.state);
+      }
+      const about = `world ${world.name} ${world.version}${isServerWorld(world) ? ` (${world.package.name}@${world.package.version})` : ''}, seed ${seed}, ${world.tools.length} tools`;
 
       let stop!: () => void;
       const stopped = new Promise<void>((resolve) => (stop = resolve));
@@ -72,12 +95,12 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
       process.once('SIGTERM', stop);
       try {
         if (port === undefined) {
-          const host = await hostWorldOverStdio(instance, process.stdin, process.stdout);
+          const host = await hostWorldOverStdio(source, process.stdin, process.stdout);
           streams.stderr.write(`episode-factory serve: ${about}, on stdio\n`);
           await Promise.race([host.closed, stopped]);
           await host.close();
         } else {
-          const host = await hostWorldOverHttp(instance, {
+          const host = await hostWorldOverHttp(source, {
             port,
             allowedOrigins,
             onProblem: (message) => streams.stderr.write(`episode-factory serve: ${message}\n`),
@@ -95,8 +118,9 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
       }
+      const state = await finalSnapshot().finally(() => session?.dispose());
       if (flags.dumpState !== undefined && flags.dumpState !== false) {
-        const text = JSON.stringify(JSON.parse(canonicalJson(world.snapshot(instance.state))), null, 2) + '\n';
+        const text = JSON.stringify(JSON.parse(canonicalJson(state)), null, 2) + '\n';
         if (typeof flags.dumpState === 'string') writeFileSync(flags.dumpState, text);
         else (port === undefined ? streams.stderr : streams.stdout).write(text);
       }

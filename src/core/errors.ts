@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'plan_invalid'
   | 'world_unknown'
   | 'server_package'
+  | 'server_failed'
   | 'dataset_not_found'
   | 'dataset_corrupt'
   | 'model_unavailable'
@@ -23,6 +24,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   plan_invalid: 2,
   world_unknown: 2,
   server_package: 2,
+  server_failed: 2,
   dataset_not_found: 2,
   dataset_corrupt: 2,
   model_unavailable: 2,

@@ -3,6 +3,7 @@
 // can act on. Validators are compiled once per distinct schema and reused.
 
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv as AjvDraft07 } from 'ajv';
 import addFormats from 'ajv-formats';
 import { canonicalJson } from './canonical-json.js';
 
@@ -33,6 +34,20 @@ function createAjv(strict: boolean): Ajv2020 {
 
 /** Tool schemas come from servers we do not control: tolerate unknown keywords. */
 const lenient = createAjv(false);
+/**
+ * Real third-party servers (server-filesystem, server-memory) declare
+ * `"$schema": "http://json-schema.org/draft-07/schema#"` on their tool
+ * schemas, which the 2020-12 instance does not know: those compile here.
+ */
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+let lenientDraft07: AjvDraft07 | undefined;
+function draft07(): AjvDraft07 {
+  if (!lenientDraft07) {
+    lenientDraft07 = new AjvDraft07({ allErrors: true, verbose: true, strict: false, validateFormats: true });
+    addFormats.default(lenientDraft07);
+  }
+  return lenientDraft07;
+}
 /** The factory's own file schemas: a typo in them is a bug to catch. */
 const strictAjv = createAjv(true);
 const cache = new Map<string, ValidateFunction>();
@@ -60,7 +75,8 @@ export function compileValidator(schema: object, options: CompileOptions = {}): 
     const key = (strict ? 'S' : 'L') + canonicalJson(schema);
     validate = cache.get(key);
     if (!validate) {
-      validate = (strict ? strictAjv : lenient).compile(schema);
+      const declared = (schema as { $schema?: unknown }).$schema;
+      validate = !strict && typeof declared === 'string' && DRAFT_07.test(declared) ? draft07().compile(schema) : (strict ? strictAjv : lenient).compile(schema);
       cache.set(key, validate);
     }
     known.set(schema, validate);

@@ -9,6 +9,13 @@ import type { JsonObject } from '../core/json-value.js';
 export const RECORD_FAMILY = 'mcp-tool-use-episode';
 export const RECORD_SCHEMA_VERSION = 'episode-record.v1';
 
+export interface ServerFaultRecord {
+  kind: 'crashed' | 'hung' | 'garbage_output' | 'spawn_failed' | 'leftover_processes';
+  /** The model turn it happened in; 0 is before the first turn. */
+  step: number;
+  detail: string;
+}
+
 /**
  * A tool as a record stores it. Schemas and annotations are free-form JSON
  * whose shape differs from tool to tool, so they are stored as JSON-encoded
@@ -122,6 +129,8 @@ export interface EpisodeRecord {
     /** At least one error turn or fired fault, and the task was still completed. */
     recovered: boolean;
     faults_fired: FaultFired[];
+    /** Server worlds only: the third-party child crashed, hung, wrote garbage to stdout or left processes behind; it was killed (and restarted on the same sandbox when the episode went on). */
+    server_faults?: ServerFaultRecord[];
   };
   result: {
     task_completed: boolean;

@@ -224,6 +224,14 @@ export class McpToolSession implements ToolSession {
     });
     if (execution.result.kind === 'timeout') {
       this.trace.emit('harness_recovery', { action: 'cancelled_after_timeout', step: this.step, tool: name, timeout_ms: options.timeoutMs });
+      // A server world's child that stopped answering altogether is restarted on the same state.
+      if (this.connection.unresponsive && (await this.connection.unresponsive())) {
+        await this.connection.close().catch(() => undefined);
+        await this.attach();
+        this.stale = true;
+        this.trace.emit('harness_recovery', { action: 'restarted_hung_server', step: this.step, tool: name });
+        return execution;
+      }
     }
     if (execution.result.kind === 'transport_error') {
       // Same world, new connection: the next call goes through a fresh

@@ -10,7 +10,8 @@ import type { Policy } from '../policy/policy-contract.js';
 import type { UserSimulator } from '../policy/user-simulator.js';
 import type { FaultPlan, FiredFault } from '../world/faults/fault-plan.js';
 import { FaultState } from '../world/faults/fault-state.js';
-import { connectInProcess } from '../world/in-process-connection.js';
+import { connectInProcess, type ConnectOptions, type Connection } from '../world/in-process-connection.js';
+import type { ServerFault } from '../world/servers/child-transport.js';
 import { createWorldServer } from '../world/mcp-server-binding.js';
 import type { WorldInstance } from '../world/world-contract.js';
 import { runAgentLoop, type AgentRun, type WallTimeHalt } from './agent-loop.js';
@@ -19,7 +20,9 @@ import { McpToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
 
 export interface WorldEpisodeOptions {
-  instance: WorldInstance;
+  /** A scripted world's live state, served in-process; or `connect`, which opens any world (see world-session.ts). */
+  instance?: WorldInstance;
+  connect?: (options: ConnectOptions) => Promise<Connection>;
   policy: Policy;
   user?: UserSimulator;
   messages: readonly Message[];
@@ -36,11 +39,15 @@ export interface WorldEpisodeOptions {
 /** A fired fault with the model turn it happened in (0: before the first turn). */
 export type RecordedFault = FiredFault & { step: number };
 
+/** A server world's child misbehaving (crash, hang, garbage on stdout, processes left behind), with the model turn it happened in. */
+export type RecordedServerFault = ServerFault & { step: number };
+
 export interface WorldEpisode {
   /** The catalog as first listed. */
   catalog: ToolDescriptor[];
   run: AgentRun;
   faults: RecordedFault[];
+  serverFaults: RecordedServerFault[];
 }
 
 export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<WorldEpisode> {
@@ -56,14 +63,19 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
         })
       : undefined;
   if (faultState) trace.emit('faults_armed', { live: faultState.live.map((entry) => entry.id) });
-  const opened = await McpToolSession.open(
-    () =>
-      connectInProcess(createWorldServer(options.instance), {
-        faults: faultState,
-        onLayerError: (error) => trace.emit('fault_layer_error', { message: error.message }),
-      }),
-    trace,
-  );
+  const serverFaults: RecordedServerFault[] = [];
+  const connectOptions: ConnectOptions = {
+    faults: faultState,
+    onLayerError: (error) => trace.emit('fault_layer_error', { message: error.message }),
+    onServerFault: (fault) => {
+      const recorded = { ...fault, step: session?.step ?? 0 };
+      serverFaults.push(recorded);
+      trace.emit('server_fault', { ...recorded });
+    },
+  };
+  const { instance, connect } = options;
+  if (!instance === !connect) throw new Error('runWorldEpisode takes exactly one of instance and connect');
+  const opened = await McpToolSession.open(() => (connect ? connect(connectOptions) : connectInProcess(createWorldServer(instance!), connectOptions)), trace);
   session = opened;
   try {
     const catalog = opened.catalog;
@@ -77,7 +89,7 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
       ...(options.enforceWallTime === false ? { enforceWallTime: false } : {}),
       ...(options.halt ? { halt: options.halt } : {}),
     });
-    return { catalog, run, faults };
+    return { catalog, run, faults, serverFaults };
   } finally {
     await opened.close();
   }

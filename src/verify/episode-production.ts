@@ -5,6 +5,7 @@
 
 import type { Message } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
+import type { WorldSession } from '../world/world-session.js';
 import { substream, type Random } from '../core/random.js';
 import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { instantiateTask } from '../lanes/task-instance.js';
@@ -17,8 +18,8 @@ import type { EpisodeRecord, FaultFired } from '../records/episode-record.js';
 import type { WallTimeHalt } from '../runner/agent-loop.js';
 import type { TraceSink } from '../runner/trace.js';
 import { runWorldEpisode } from '../runner/world-episode.js';
-import { worldActor } from '../world/world-actor.js';
 import { getWorld } from '../world/world-registry.js';
+import { openWorldSession } from '../world/world-session.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { checkClaims } from './claims.js';
 import { evaluatePredicates } from './predicates.js';
@@ -65,10 +66,21 @@ export interface ProduceOptions {
 export const FACTORY_ACTOR: JsonObject = { role: 'factory', kind: 'program', name: 'episode-factory', version: FACTORY_VERSION };
 
 export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory, options: ProduceOptions): Promise<EpisodeRecord> {
+  const { lane, seed } = spec;
+  const world = await openWorldSession(getWorld(lane.document.world.name), substream(seed, 'world'), lane.document.world.config ?? {}, {
+    pinnedDate: lane.document.produced_at,
+    ...(options.trace ? { onEvent: (event: string, data: JsonObject) => options.trace!.emit(event, data) } : {}),
+  });
+  try {
+    return await produceOnWorld(spec, world, policyFor, options);
+  } finally {
+    await world.dispose();
+  }
+}
+
+async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor: PolicyFactory, options: ProduceOptions): Promise<EpisodeRecord> {
   const { lane, task, seed } = spec;
-  const world = getWorld(lane.document.world.name);
-  const state = world.init(substream(seed, 'world'), lane.document.world.config ?? {});
-  const initialSnapshot = world.snapshot(state);
+  const { initialSnapshot } = world;
   const instance = instantiateTask(task, initialSnapshot, substream(seed, `task:${task.id}`), { random: substream(seed, `text:${task.id}`), rules: lane.document.phrasing });
   const variant = chooseVariant(spec);
   const toldQuestion = instance.facts.find((fact) => !fact.withheld)?.question;
@@ -88,8 +100,8 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     { role: 'user', content: instance.userMessage },
   ];
   options.trace?.emit('episode_started', { lane: lane.name, lane_sha256: lane.sha256, task: task.id, seed, variant, policy: policy.actor, ...(user ? { user: user.actor } : {}) });
-  const { catalog, run, faults } = await runWorldEpisode({
-    instance: { world, state },
+  const { catalog, run, faults, serverFaults } = await runWorldEpisode({
+    connect: (connectOptions) => world.connect(connectOptions),
     policy,
     ...(user ? { user } : {}),
     messages,
@@ -99,7 +111,7 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     ...(options.enforceWallTime === false ? { enforceWallTime: false } : {}),
     ...(options.halt ? { halt: options.halt } : {}),
   });
-  const finalSnapshot = world.snapshot(state);
+  const finalSnapshot = await world.finalSnapshot();
   const aliases = new Map(faults.filter((fault) => fault.renamed_to).map((fault) => [fault.renamed_to!, fault.tool!]));
   const verdicts = evaluatePredicates(task.predicates, {
     initial: initialSnapshot,
@@ -133,8 +145,9 @@ export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory
     initialSnapshot,
     finalSnapshot,
     // A task whose message may be a model's rewording names that model, as the cache pinned it.
-    actors: [policy.actor, ...(user ? [user.actor] : []), ...(lane.rewrites?.tasks[task.id] ? [lane.rewrites.writer] : []), worldActor(world, 'in-memory'), FACTORY_ACTOR],
+    actors: [policy.actor, ...(user ? [user.actor] : []), ...(lane.rewrites?.tasks[task.id] ? [lane.rewrites.writer] : []), world.actor(), FACTORY_ACTOR],
     producedAt: options.producedAt,
     faultsFired,
+    ...(world.kind === 'server' ? { serverFaults: serverFaults.map((fault) => ({ kind: fault.kind, step: fault.step, detail: fault.detail })) } : {}),
   });
 }

@@ -86,7 +86,7 @@ export async function checkLaneSoundness(lane: Lane, options: SoundnessOptions =
       }
     }
     for (const run of runs) if (run.problem) problems.push(`seed ${run.seed}: ${label(run)} ${run.problem}`);
-    const { problems: wording, ...phrasing } = checkPhrasings(quiet, task, seeds);
+    const { problems: wording, ...phrasing } = await checkPhrasings(quiet, task, seeds);
     problems.push(...wording);
     const result: TaskSoundness = { lane: lane.name, task: task.id, tags: task.tags ?? [], seeds, sound: problems.length === 0, runs, phrasing, problems };
     options.onTask?.(result);

@@ -16,6 +16,7 @@ import type { Lane, Task } from '../lanes/lane.js';
 import { phrasingsOf, type Phrasing } from '../lanes/phrasing-grammar.js';
 import { bindParams, renderFact } from '../lanes/task-instance.js';
 import { getWorld } from '../world/world-registry.js';
+import { drawInitialSnapshot } from '../world/world-session.js';
 
 export interface PhrasingSoundness {
   /** How many ways the message is said: 1 for a sentence. */
@@ -39,7 +40,7 @@ function describe(phrasing: Phrasing): string {
   return phrasing.path === undefined ? 'the message' : `phrasing "${phrasing.path}"`;
 }
 
-export function checkPhrasings(lane: Lane, task: Task, seeds: readonly number[]): PhrasingSoundness {
+export async function checkPhrasings(lane: Lane, task: Task, seeds: readonly number[]): Promise<PhrasingSoundness> {
   const phrasings = phrasingsOf(task.user, lane.document.phrasing);
   const pointer = formatPointer(['tasks', lane.document.tasks.indexOf(task), 'user']);
   const world = getWorld(lane.document.world.name);
@@ -54,7 +55,7 @@ export function checkPhrasings(lane: Lane, task: Task, seeds: readonly number[])
   for (const seed of seeds) {
     let params: Record<string, JsonValue>;
     try {
-      const snapshot = world.snapshot(world.init(substream(seed, 'world'), lane.document.world.config ?? {}));
+      const snapshot = await drawInitialSnapshot(world, substream(seed, 'world'), lane.document.world.config ?? {}, lane.document.produced_at);
       params = bindParams(task, snapshot, substream(seed, `task:${task.id}`));
     } catch {
       continue; // The solution's own run reports parameters that cannot be drawn.

@@ -8,7 +8,7 @@ import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { isModelVariant, recordId } from '../lanes/episode-plan.js';
 import type { Lane, Task } from '../lanes/lane.js';
-import { RECORD_FAMILY, RECORD_SCHEMA_VERSION, toRecordMessage, toRecordTool, type EpisodeRecord, type FaultFired } from '../records/episode-record.js';
+import { RECORD_FAMILY, RECORD_SCHEMA_VERSION, toRecordMessage, toRecordTool, type EpisodeRecord, type FaultFired, type ServerFaultRecord } from '../records/episode-record.js';
 import type { AgentRun } from '../runner/agent-loop.js';
 import type { Evidence } from './claims.js';
 import type { PredicateVerdict } from './predicates.js';
@@ -30,6 +30,8 @@ export interface RecordParts {
   actors: JsonObject[];
   producedAt: string;
   faultsFired: FaultFired[];
+  /** Server worlds only (absent for scripted worlds, whose records stay as they were). */
+  serverFaults?: ServerFaultRecord[];
 }
 
 /**
@@ -78,6 +80,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
       error_turns: run.stats.error_turns,
       recovered: (run.stats.error_turns > 0 || parts.faultsFired.length > 0) && completed,
       faults_fired: parts.faultsFired,
+      ...(parts.serverFaults ? { server_faults: parts.serverFaults } : {}),
     },
     result: {
       task_completed: completed,

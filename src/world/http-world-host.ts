@@ -11,8 +11,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createWorldServer } from './mcp-server-binding.js';
-import type { WorldInstance } from './world-contract.js';
+import { serverFrom, type ServerSource } from './mcp-server-binding.js';
 
 export const MCP_PATH = '/mcp';
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -53,7 +52,7 @@ const CORS_EXPOSE_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version';
 
 const LOOPBACK = '127.0.0.1';
 
-export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHostOptions): Promise<HttpWorldHost> {
+export async function hostWorldOverHttp(source: ServerSource, options: HttpHostOptions): Promise<HttpWorldHost> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const lastSeen = new Map<string, number>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
@@ -131,7 +130,7 @@ export async function hostWorldOverHttp(instance: WorldInstance, options: HttpHo
         }
       };
       transport.onerror = (error) => options.onProblem?.(`session ${transport.sessionId ?? '(new)'}: ${error.message}`);
-      await createWorldServer(instance).connect(transport);
+      await serverFrom(source).connect(transport);
       return transport.handleRequest(request, response, body);
     }
     if (request.method === 'OPTIONS' && origin !== undefined) {

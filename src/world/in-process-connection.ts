@@ -8,6 +8,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { jsonSchemaValidator, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { FaultLayer } from './faults/fault-layer.js';
 import type { FaultState } from './faults/fault-state.js';
+import type { ServerFault } from './servers/child-transport.js';
 
 export const CLIENT_INFO = { name: 'episode-factory', version: '1' } as const;
 
@@ -26,12 +27,20 @@ const harnessChecksOutput: jsonSchemaValidator = {
 export interface Connection {
   client: Client;
   close(): Promise<void>;
+  /**
+   * After a call timed out: whether the server itself stopped answering (a
+   * hung child), so the session must restart it. Absent for in-process
+   * worlds, which cannot hang on their own.
+   */
+  unresponsive?(): Promise<boolean>;
 }
 
 export interface ConnectOptions {
   /** Put a fault layer between the client and the server, with this episode's fault state. */
   faults?: FaultState;
   onLayerError?: (error: Error) => void;
+  /** A server world's child crashed, hung, wrote garbage or left processes behind. */
+  onServerFault?: (fault: ServerFault) => void;
 }
 
 export function createClient(): Client {

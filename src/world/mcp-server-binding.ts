@@ -88,3 +88,10 @@ export function createWorldServer(instance: WorldInstance): Server {
 function errorResult(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
 }
+
+/** What a host serves: a scripted world's live state, or a function that builds a server per session (a server world's forwarder). */
+export type ServerSource = WorldInstance | (() => Server);
+
+export function serverFrom(source: ServerSource): Server {
+  return typeof source === 'function' ? source() : createWorldServer(source);
+}

@@ -4,8 +4,7 @@
 
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Readable, Writable } from 'node:stream';
-import { createWorldServer } from './mcp-server-binding.js';
-import type { WorldInstance } from './world-contract.js';
+import { serverFrom, type ServerSource } from './mcp-server-binding.js';
 
 export interface StdioWorldHost {
   /** Resolves when the session has ended, whoever ended it. */
@@ -13,8 +12,8 @@ export interface StdioWorldHost {
   close(): Promise<void>;
 }
 
-export async function hostWorldOverStdio(instance: WorldInstance, input: Readable, output: Writable): Promise<StdioWorldHost> {
-  const server = createWorldServer(instance);
+export async function hostWorldOverStdio(source: ServerSource, input: Readable, output: Writable): Promise<StdioWorldHost> {
+  const server = serverFrom(source);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });

@@ -14,7 +14,7 @@ import { canonicalJson } from '../../src/core/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/core/json-value.js';
 import { substream } from '../../src/core/random.js';
 import type { World } from '../../src/world/world-contract.js';
-import { getWorld, worldNames } from '../../src/world/world-registry.js';
+import { getScriptedWorld, scriptedWorldNames } from '../../src/world/world-registry.js';
 import { CLI, runCli, temporaryDirectory } from '../helpers.js';
 
 const SEED = 3;
@@ -97,12 +97,12 @@ const exited = (child: ChildProcessWithoutNullStreams) => new Promise<number | n
 
 describe('serve: worlds as standalone MCP servers', () => {
   it('has a probe for every world', () => {
-    assert.deepEqual(Object.keys(PROBES).sort(), worldNames());
+    assert.deepEqual(Object.keys(PROBES).sort(), scriptedWorldNames());
   });
 
-  for (const name of worldNames()) {
+  for (const name of scriptedWorldNames()) {
     it(`serves ${name} over stdio: the same tools, and the same answers as the factory's world from that seed`, async () => {
-      const world = getWorld(name);
+      const world = getScriptedWorld(name);
       const want = expected(world);
       const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', name, '--seed', String(SEED)], stderr: 'pipe' });
       let stderr = '';
@@ -126,7 +126,7 @@ describe('serve: worlds as standalone MCP servers', () => {
     });
 
     it(`serves ${name} over Streamable HTTP: sessions share one world, and --dump-state writes it on exit`, async () => {
-      const world = getWorld(name);
+      const world = getScriptedWorld(name);
       const want = expected(world);
       const dump = join(temporaryDirectory('ef-serve-'), 'state.json');
       const server = await startHttp(name, dump);
@@ -184,7 +184,7 @@ describe('serve: worlds as standalone MCP servers', () => {
     assert.equal(await exited(child), 0, stderr);
     assert.equal(stdout, '', 'stdout carries MCP messages only');
     const json = stderr.slice(stderr.indexOf('{'), stderr.lastIndexOf('}') + 1);
-    assert.equal(canonicalJson(JSON.parse(json)), canonicalJson(getWorld('issues').snapshot(getWorld('issues').init(substream(0, 'world'), {}))));
+    assert.equal(canonicalJson(JSON.parse(json)), canonicalJson(getScriptedWorld('issues').snapshot(getScriptedWorld('issues').init(substream(0, 'world'), {}))));
   });
 
   it('exits 2 with the fix for an unknown world, a bad config, a bad port or two transports', () => {

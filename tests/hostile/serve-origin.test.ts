@@ -14,12 +14,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { canonicalJson } from '../../src/core/canonical-json.js';
 import { substream } from '../../src/core/random.js';
-import { getWorld } from '../../src/world/world-registry.js';
+import { getScriptedWorld } from '../../src/world/world-registry.js';
 import { CLI, runCli, temporaryDirectory } from '../helpers.js';
 
 const SEED = 4;
 const EVIL = 'http://evil.example';
-const world = getWorld('tasks');
+const world = getScriptedWorld('tasks');
 const initial = world.snapshot(world.init(substream(SEED, 'world'), {})) as any;
 const openTask = Object.values<any>(initial.tasks).find((task) => task.status !== 'done')!;
 

@@ -9,10 +9,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { substream } from '../../src/core/random.js';
 import { hostWorldOverHttp } from '../../src/world/http-world-host.js';
-import { getWorld } from '../../src/world/world-registry.js';
+import { getScriptedWorld } from '../../src/world/world-registry.js';
 
 function issuesInstance() {
-  const world = getWorld('issues');
+  const world = getScriptedWorld('issues');
   return { world, state: world.init(substream(1, 'world'), {}) };
 }
 

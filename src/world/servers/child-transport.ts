@@ -5,7 +5,7 @@
 // kills the whole group, so nothing the server started outlives the episode.
 // The SDK's StdioClientTransport shares our process group, kills only the
 // direct child and stays open after garbage on stdout (docs/server-worlds.md,
-// section 6), which is why this exists. Prototype for issue 15; not wired yet.
+// section 6), which is why this exists.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChildEnvironment } from '../../core/child-environment.js';
 
-export type ServerFaultKind = 'crashed' | 'garbage_output' | 'spawn_failed' | 'leftover_processes';
+export type ServerFaultKind = 'crashed' | 'hung' | 'garbage_output' | 'spawn_failed' | 'leftover_processes';
 
 export interface ServerFault {
   kind: ServerFaultKind;
@@ -45,6 +45,9 @@ export class ChildTransport implements Transport {
   private closedOnce = false;
   private faulted = false;
   private exited: Promise<void> = Promise.resolve();
+  /** Our own liveness pings, answered by the child and never passed up. */
+  private readonly pings = new Map<string, () => void>();
+  private pingCount = 0;
 
   constructor(private readonly options: ChildTransportOptions) {}
 
@@ -92,6 +95,11 @@ export class ChildTransport implements Transport {
         return;
       }
       if (message === null) return;
+      const id = (message as { id?: unknown }).id;
+      if (typeof id === 'string' && this.pings.has(id) && !('method' in message)) {
+        this.pings.get(id)!();
+        continue;
+      }
       this.onmessage?.(message);
     }
   }
@@ -109,6 +117,34 @@ export class ChildTransport implements Transport {
     await new Promise<void>((resolve, reject) => {
       stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
     });
+  }
+
+  /**
+   * Whether the child still answers: a JSON-RPC ping of our own, outside the
+   * session's ids, within `timeoutMs`. After a tool call timed out this tells
+   * a slow tool (the child answers) from a hung child (it does not).
+   */
+  async responsive(timeoutMs: number): Promise<boolean> {
+    if (!this.child || this.closing) return false;
+    const id = `episode-factory-liveness-${++this.pingCount}`;
+    const answered = new Promise<boolean>((resolve) => {
+      this.pings.set(id, () => resolve(true));
+      setTimeout(() => resolve(false), timeoutMs).unref();
+    });
+    try {
+      await this.send({ jsonrpc: '2.0', id, method: 'ping' } as JSONRPCMessage);
+    } catch {
+      this.pings.delete(id);
+      return false;
+    }
+    const alive = await answered;
+    this.pings.delete(id);
+    return alive;
+  }
+
+  /** Records a fault this transport could not see itself (a hang the session found), once. */
+  report(fault: ServerFault): void {
+    this.fault(fault);
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,7 @@
 // arguments on the way down), and values a server legitimately varies (dates)
 // are replaced by pinned ones. Everything above this transport (fault layer,
 // client, runner, record, replay) sees only normalised bytes. Each rule has an
-// id that the record will list. Prototype for issue 15; not wired yet.
+// id that the record lists.
 
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';

@@ -1,54 +1,33 @@
-// Prototype server world (issue 15): the real @modelcontextprotocol/server-filesystem
-// on a seeded sandbox, through the declared normalisations, gives byte-identical
-// results and snapshots on two fresh sandboxes from the same seed; the child's
-// process group is gone after close; no secret reaches it. Skipped until the
-// package is a pinned dependency (docs/server-worlds.md, section 10); to run it
-// now: npm install --prefix .scratch @modelcontextprotocol/server-filesystem@2026.8.31
-// and NODE_PATH=.scratch/node_modules.
+// The filesystem server world: the real @modelcontextprotocol/server-filesystem
+// on a seeded sandbox, through the declared normalisations, gives
+// byte-identical results and snapshots on two fresh sandboxes from the same
+// seed; its pinned catalog is what the live server lists; the unchanged fault
+// layer works in front of it; the child's process group is gone after close;
+// no secret reaches it.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalJson } from '../../src/core/canonical-json.js';
-import { substream } from '../../src/core/random.js';
-import { groupAlive } from '../../src/world/servers/child-transport.js';
-import {
-  createSandbox,
-  FILESYSTEM_SERVER_PACKAGE,
-  populateFilesystemSandbox,
-  probeFilesystemSandbox,
-  removeSandbox,
-  resolveServerEntry,
-  serverEnvironment,
-  SHOWN_ROOT,
-  startFilesystemServer,
-} from '../../src/world/servers/filesystem-server.js';
-import { jsDateString, NormalisingTransport, sandboxPath } from '../../src/world/servers/normalising-transport.js';
-import { ChildTransport } from '../../src/world/servers/child-transport.js';
-import { FaultLayer } from '../../src/world/faults/fault-layer.js';
-import { FaultState } from '../../src/world/faults/fault-state.js';
-import { filesystemNormalisations } from '../../src/world/servers/filesystem-server.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-
-function installed(): boolean {
-  try {
-    resolveServerEntry(FILESYSTEM_SERVER_PACKAGE);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson } from '../../../src/core/canonical-json.js';
+import { substream } from '../../../src/core/random.js';
+import { FaultState } from '../../../src/world/faults/fault-state.js';
+import { ChildTransport, groupAlive } from '../../../src/world/servers/child-transport.js';
+import { filesystemServerWorld } from '../../../src/world/servers/filesystem/filesystem-world.js';
+import { readListedCatalog } from '../../../src/world/servers/listed-catalog.js';
+import { jsDateString, sandboxPath } from '../../../src/world/servers/normalising-transport.js';
+import { serverEnvironment } from '../../../src/world/servers/server-session.js';
+import { openWorldSession } from '../../../src/world/world-session.js';
 
 const PINNED = '2026-01-15T12:00:00Z';
+const SHOWN_ROOT = '/sandbox';
 
 /** One episode's worth of calls on a fresh sandbox from `seed`; everything it returns is what a record would hold. */
 async function episode(seed: number) {
-  const sandbox = await createSandbox();
+  const session = await openWorldSession(filesystemServerWorld, substream(seed, 'world'), {}, { pinnedDate: PINNED });
   try {
-    const files = await populateFilesystemSandbox(sandbox, substream(seed, 'world'));
-    const initial = await probeFilesystemSandbox(sandbox);
-    const session = await startFilesystemServer(sandbox, { pinnedDate: PINNED, environment: { ...process.env, OPENAI_API_KEY: 'sk-test', GITHUB_TOKEN: 'x' } });
-    const first = files[0]!;
+    const initial = session.initialSnapshot as any;
+    const first = Object.keys(initial.files)[0]!;
+    const connection = await session.connect({});
     const calls: Array<[string, Record<string, unknown>]> = [
       ['list_allowed_directories', {}],
       ['list_directory', { path: SHOWN_ROOT }],
@@ -64,16 +43,16 @@ async function episode(seed: number) {
       ['read_text_file', { path: `${SHOWN_ROOT}/../escape.txt` }],
       ['read_text_file', { path: `${SHOWN_ROOT}/missing.txt` }],
     ];
-    const results = [];
+    const results: Array<{ name: string; args: Record<string, unknown>; result: CallToolResult }> = [];
     try {
-      for (const [name, args] of calls) results.push({ name, args, result: await session.call(name, args as never) });
+      for (const [name, args] of calls) results.push({ name, args, result: (await connection.client.callTool({ name, arguments: args })) as CallToolResult });
     } finally {
-      await session.close();
+      await connection.close();
     }
-    const final = await probeFilesystemSandbox(sandbox);
-    return { sandbox, initial, final, results, pid: session.pid, faults: session.serverFaults, stderr: session.stderr };
+    const final = (await session.finalSnapshot()) as any;
+    return { initial, final, results, actor: session.actor() };
   } finally {
-    await removeSandbox(sandbox);
+    await session.dispose();
   }
 }
 
@@ -98,23 +77,39 @@ describe('normalisations', () => {
   });
 
   it('lets no secret and nothing but the allowlist reach the child', () => {
-    const env = serverEnvironment({ base: '/tmp/x', root: '/tmp/x/sandbox' }, { PATH: '/bin', OPENAI_API_KEY: 'k', HOME: '/root', NODE_OPTIONS: '--require=/evil.js' });
-    assert.deepEqual(Object.keys(env).sort(), ['HOME', 'LANG', 'PATH', 'TZ']);
-    assert.equal(env.HOME, '/tmp/x/sandbox');
+    const env = serverEnvironment({ base: '/tmp/x', root: '/tmp/x/sandbox' }, { MEMORY_FILE_PATH: '/tmp/x/sandbox/m.jsonl', GITHUB_TOKEN: 'from-an-adapter' }, { PATH: '/bin', OPENAI_API_KEY: 'k', HOME: '/root', NODE_OPTIONS: '--require=/evil.js' });
+    assert.deepEqual(Object.keys(env).sort(), ['HOME', 'LANG', 'MEMORY_FILE_PATH', 'PATH', 'TZ']);
+    assert.equal(env.HOME, '/tmp/x/home');
   });
 });
 
-describe('filesystem server world (prototype)', { skip: installed() ? false : `${FILESYSTEM_SERVER_PACKAGE.name}@${FILESYSTEM_SERVER_PACKAGE.version} is not installed` }, () => {
+describe('filesystem server world', () => {
+  it('lists exactly the pinned catalog the adapter declares', async () => {
+    const session = await openWorldSession(filesystemServerWorld, substream(0, 'world'), {}, { pinnedDate: PINNED });
+    try {
+      const connection = await session.connect({});
+      const listed = await connection.client.listTools();
+      await connection.close();
+      const pinned = readListedCatalog(new URL('../../../src/world/servers/filesystem/filesystem-catalog.json', import.meta.url));
+      assert.equal(canonicalJson(listed.tools as never), canonicalJson(pinned as never));
+      assert.deepEqual(filesystemServerWorld.tools.map((tool) => tool.name), listed.tools.map((tool) => tool.name));
+    } finally {
+      await session.dispose();
+    }
+  });
+
   it('gives byte-identical normalised results and snapshots for the same seed on two fresh sandboxes', async () => {
     const a = await episode(7);
     const b = await episode(7);
-    assert.notEqual(a.sandbox.root, b.sandbox.root);
     assert.equal(canonicalJson(a.initial), canonicalJson(b.initial));
-    assert.equal(canonicalJson(a.results), canonicalJson(b.results));
+    assert.equal(canonicalJson(a.results as never), canonicalJson(b.results as never));
     assert.equal(canonicalJson(a.final), canonicalJson(b.final));
-    assert.deepEqual(a.faults, []);
-    const text = canonicalJson(a.results);
-    assert.ok(!text.includes(a.sandbox.base), 'no real sandbox path reaches a result');
+    const text = canonicalJson(a.results as never);
+    assert.ok(!/episode-factory-filesystem-server-/.test(text), 'no real sandbox path reaches a result');
+    assert.equal(a.actor.package, '@modelcontextprotocol/server-filesystem@2026.8.31');
+    assert.match(String(a.actor.integrity), /^sha512-/);
+    assert.equal(a.actor.server_info, 'secure-filesystem-server 0.2.0');
+    assert.deepEqual((a.actor.normalisations as Array<{ id: string }>).map((rule) => rule.id), ['sandbox-path', 'js-date-string']);
     assert.ok(text.includes('Successfully wrote to /sandbox/out/report.md'));
     assert.ok(text.includes('GMT+0000 (Coordinated Universal Time)'));
     // The write, the edit and the move are in the final snapshot, relative to the sandbox.
@@ -137,9 +132,8 @@ describe('filesystem server world (prototype)', { skip: installed() ? false : `$
 
   it('works behind the unchanged fault layer, which fires the same faults on the same bytes on every run', async () => {
     async function faulted(seed: number) {
-      const sandbox = await createSandbox();
+      const session = await openWorldSession(filesystemServerWorld, substream(seed, 'world'), {}, { pinnedDate: PINNED });
       try {
-        const files = await populateFilesystemSandbox(sandbox, substream(seed, 'world'));
         const fired: unknown[] = [];
         const plan = {
           faults: [
@@ -149,13 +143,9 @@ describe('filesystem server world (prototype)', { skip: installed() ? false : `$
             { id: 'stale', kind: 'stale_read' as const, calls: [5] },
           ],
         };
-        const state = new FaultState(plan, substream(seed, 'faults'), (fault) => fired.push(fault));
-        const child = new ChildTransport({ command: process.execPath, args: [resolveServerEntry(FILESYSTEM_SERVER_PACKAGE), sandbox.root], cwd: sandbox.root, env: serverEnvironment(sandbox) });
-        const [clientSide, layerSide] = InMemoryTransport.createLinkedPair();
-        const layer = new FaultLayer(state, layerSide, new NormalisingTransport(child, filesystemNormalisations(sandbox, PINNED)));
-        await layer.start();
-        const client = new Client({ name: 'test', version: '1' });
-        await client.connect(clientSide);
+        const faults = new FaultState(plan, substream(seed, 'faults'), (fault) => fired.push(fault));
+        const connection = await session.connect({ faults });
+        const client = connection.client;
         const pages: number[] = [];
         let cursor: string | undefined;
         do {
@@ -163,30 +153,42 @@ describe('filesystem server world (prototype)', { skip: installed() ? false : `$
           pages.push(page.tools.length);
           cursor = page.nextCursor;
         } while (cursor);
-        const path = `${SHOWN_ROOT}/${files[0]}`;
+        const first = Object.keys((session.initialSnapshot as any).files)[0]!;
+        const path = `${SHOWN_ROOT}/${first}`;
         const read = { name: 'read_text_file', arguments: { path } };
         const results = [];
         for (const call of [read, read, read, { name: 'write_file', arguments: { path, content: 'changed\n' } }, read, read]) results.push(await client.callTool(call));
-        await client.close();
-        await layer.close();
-        return { pages, results, fired, original: files[0] };
+        await connection.close();
+        return { pages, results, fired, original: first };
       } finally {
-        await removeSandbox(sandbox);
+        await session.dispose();
       }
     }
     const a = await faulted(3);
     const b = await faulted(3);
-    assert.equal(canonicalJson(a), canonicalJson(b));
+    assert.equal(canonicalJson(a as never), canonicalJson(b as never));
     assert.deepEqual(a.pages, [5, 5, 4]);
     assert.deepEqual((a.fired as Array<{ kind: string }>).map((fault) => fault.kind), ['paginate_tools', 'tool_error', 'truncated_result', 'stale_read']);
     // The stale read answers with the text from before the write; the next read sees the write.
-    assert.equal(canonicalJson(a.results[4]!.content), canonicalJson(a.results[0]!.content));
+    assert.equal(canonicalJson(a.results[4]!.content as never), canonicalJson(a.results[0]!.content as never));
     assert.equal((a.results[5]!.content as Array<{ text: string }>)[0]!.text, 'changed\n');
   });
 
-  it('leaves no process of the child behind', async () => {
-    const a = await episode(9);
-    assert.equal(groupAlive(a.pid), false);
+  it('leaves no process of the child behind, and removes the sandbox', async () => {
+    const session = await openWorldSession(filesystemServerWorld, substream(9, 'world'), {}, { pinnedDate: PINNED });
+    let pid = 0;
+    const connection = await session.connect({});
+    await connection.client.listTools();
+    for (const line of (await import('node:fs')).readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      try {
+        if ((await import('node:fs')).readFileSync(`/proc/${line}/cmdline`, 'utf8').includes('server-filesystem')) pid = Number(line);
+      } catch {
+        // Gone already.
+      }
+    }
+    assert.ok(pid > 0, 'the child runs while connected');
+    await session.dispose();
+    assert.equal(groupAlive(pid), false);
   });
 });
 
@@ -194,7 +196,6 @@ describe('child transport', () => {
   const env = serverEnvironment({ base: '/tmp', root: '/tmp' });
 
   it('reports garbage on stdout as a server fault, closes, and kills what the child started', async () => {
-    const { ChildTransport } = await import('../../src/world/servers/child-transport.js');
     const faults: string[] = [];
     let closed = false;
     const transport = new ChildTransport({
@@ -215,7 +216,6 @@ describe('child transport', () => {
   });
 
   it('reports a child that exits during the session as crashed', async () => {
-    const { ChildTransport } = await import('../../src/world/servers/child-transport.js');
     const faults: string[] = [];
     const transport = new ChildTransport({ command: process.execPath, args: ['-e', 'setTimeout(() => process.exit(3), 50)'], cwd: '/tmp', env, onServerFault: (fault) => faults.push(fault.kind) });
     const closed = new Promise<void>((resolve) => (transport.onclose = resolve));

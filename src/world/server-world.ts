@@ -1,0 +1,70 @@
+// Owns the contract of a server world: a pinned third-party MCP server, run as
+// a child over stdio in a fresh sandbox that our own seeded generator fills,
+// read back by a state probe into the JSON snapshot that replay hashes and
+// hidden predicates judge. Its declared normalisations make replay exact. The
+// factory treats it like a scripted world through WorldSession
+// (world-session.ts); policies, runner and verify cannot tell them apart.
+
+import type { JsonObject, JsonValue } from '../core/json-value.js';
+import type { Random } from '../core/random.js';
+import type { Normalisation } from './servers/normalising-transport.js';
+import type { ToolSpec, World } from './world-contract.js';
+
+export interface ServerPackage {
+  /** The npm package, exactly as installed in node_modules. */
+  name: string;
+  /** Exactly pinned in package.json; any other installed version is refused. */
+  version: string;
+  /** The server's entry file inside the package, run with this Node. */
+  entry: string;
+}
+
+export interface Sandbox {
+  /** Our private temporary directory holding the root; shows to the model as `/`. */
+  base: string;
+  /** The directory the server works in; shows to the model as the world's shownRoot. */
+  root: string;
+}
+
+export interface ServerLaunch {
+  /** Arguments after the entry file. */
+  args: string[];
+  /** Variables the adapter adds to the allowlisted environment (they still go through the secret filter). */
+  env?: Record<string, string>;
+}
+
+export interface ServerWorld {
+  readonly kind: 'server';
+  readonly name: string;
+  /** The adapter's version: bumped when its generator, probe or normalisations change. */
+  readonly version: string;
+  readonly description: string;
+  /** Schema of the lane's `world.config` for this world. */
+  readonly configSchema: JsonObject;
+  /**
+   * The pinned package's tools exactly as its tools/list answers them (a test
+   * compares them with the live server), plus our `claims` overlays. Lanes are
+   * checked against these; records carry what the live server listed.
+   */
+  readonly tools: readonly ToolSpec[];
+  readonly package: ServerPackage;
+  /** Where the sandbox shows to the model, in arguments and results (e.g. /sandbox). */
+  readonly shownRoot: string;
+  /** Why this server and what it varies, for `worlds show` and the README. */
+  readonly notes?: string;
+  launch(sandbox: Sandbox): ServerLaunch;
+  /** The seeded generator: fills an empty sandbox from `random` alone, inside `sandbox.root` only. */
+  populate(sandbox: Sandbox, random: Random, config: JsonObject): Promise<void>;
+  /** The state probe: the sandbox as JSON, before normalisation. */
+  probe(sandbox: Sandbox): Promise<JsonValue>;
+  /** The declared normalisations, applied to every answer and to the snapshot, listed in the record. */
+  normalisations(sandbox: Sandbox, pinnedDate: string): Normalisation[];
+  /** The entry file to run; by default the pinned package's, resolved from node_modules. Test fixtures override it. */
+  resolveEntry?(): string;
+}
+
+export type AnyWorld = World<any> | ServerWorld;
+
+export function isServerWorld(world: AnyWorld): world is ServerWorld {
+  return (world as ServerWorld).kind === 'server';
+}

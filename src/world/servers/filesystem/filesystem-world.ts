@@ -1,0 +1,170 @@
+// Owns the server world of @modelcontextprotocol/server-filesystem: the real
+// package run on a fresh sandbox directory that our seeded generator fills
+// with a small project (settings with an example twin, owned documents with a
+// planted typo, a to-do list, quarterly reports, and no archive folder yet),
+// the state probe that reads the tree back (relative paths, contents, sha256,
+// lines, parsed settings and front matter; no times, modes or owners), and
+// the declared normalisations: the sandbox shows as /sandbox, dates printed
+// by get_file_info show as the lane's pinned date.
+
+import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { sha256Hex } from '../../../core/hashing.js';
+import type { JsonObject, JsonValue } from '../../../core/json-value.js';
+import type { Random } from '../../../core/random.js';
+import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
+import type { Sandbox, ServerWorld } from '../../server-world.js';
+import { CLAIM_SUBJECT, catalogSpecs, readListedCatalog } from '../listed-catalog.js';
+import { jsDateString, sandboxPath } from '../normalising-transport.js';
+
+const SHOWN_ROOT = '/sandbox';
+
+const SETTINGS: Record<string, readonly string[]> = {
+  API_URL: ['https://api.internal.example/v2', 'https://gateway.example.net/v1', 'https://svc.example.org/api'],
+  TIMEOUT_SECONDS: ['15', '30', '45', '90'],
+  MAX_RETRIES: ['2', '3', '5', '8'],
+  LOG_LEVEL: ['debug', 'info', 'warn'],
+  CACHE_SIZE_MB: ['64', '128', '256', '512'],
+  REGION: ['eu-west', 'us-east', 'ap-south'],
+  WORKER_COUNT: ['2', '4', '6', '12'],
+  FEATURE_SEARCH: ['on', 'off'],
+};
+
+const DOCS = ['onboarding', 'architecture', 'release-process', 'style-guide', 'roadmap', 'incident-review'] as const;
+const STATUSES = ['draft', 'review', 'final'] as const;
+const QUARTERS = ['q1', 'q2', 'q3', 'q4'] as const;
+const TODOS = [
+  'renew the staging certificate', 'book the design review', 'update the runbook', 'rotate the deploy key',
+  'archive last quarter\'s tickets', 'send the budget summary', 'fix the flaky upload test', 'write the launch checklist',
+];
+const WORDS = ['alpha', 'review', 'deadline', 'owner', 'status', 'blocked', 'done', 'pending', 'budget', 'team', 'launch', 'metrics', 'latency', 'rollout'];
+/** The planted typo (and its fix) that one document carries once. */
+const TYPO = 'recieve';
+
+function person(random: Random): string {
+  const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
+  return `${capital(random.pick(FIRST_NAMES))} ${capital(random.pick(LAST_NAMES))}`;
+}
+
+function sentence(random: Random): string {
+  const words = Array.from({ length: random.int(4, 8) }, () => random.pick(WORDS));
+  return words.join(' ');
+}
+
+/** The files of one sandbox, path → content, drawn from `random` alone. */
+export function drawFilesystemTree(random: Random): Map<string, string> {
+  const files = new Map<string, string>();
+  const keys = random.sample(Object.keys(SETTINGS), random.int(4, 6)).sort();
+  const values = keys.map((key) => [key, random.pick(SETTINGS[key]!)] as const);
+  const settingsOwner = person(random);
+  files.set('config/settings.env', `# owner: ${settingsOwner}\n${values.map(([key, value]) => `${key}=${value}`).join('\n')}\n`);
+  // The plausible wrong file: same keys, example values.
+  files.set('config/settings.example.env', `# example only, not used by the service\n${keys.map((key) => `${key}=${SETTINGS[key]!.find((value) => value !== values.find(([k]) => k === key)![1])}`).join('\n')}\n`);
+  const docs = random.sample(DOCS, 3).sort();
+  const owners = new Set<string>();
+  const typoDoc = random.pick(docs);
+  for (const doc of docs) {
+    let owner = person(random);
+    while (owners.has(owner)) owner = person(random);
+    owners.add(owner);
+    const lines = Array.from({ length: random.int(2, 4) }, () => sentence(random));
+    if (doc === typoDoc) lines.splice(random.int(0, lines.length - 1), 0, `teams will ${TYPO} the ${random.pick(WORDS)} notes by friday`);
+    const title = doc.split('-').map((word) => word[0]!.toUpperCase() + word.slice(1)).join(' ');
+    files.set(`docs/${doc}.md`, `# ${title}\nowner: ${owner}\nstatus: ${random.pick(STATUSES)}\n\n${lines.join('\n')}\n`);
+  }
+  files.set('notes/todo.txt', random.sample(TODOS, random.int(3, 5)).map((item) => `- ${item}`).join('\n') + '\n');
+  for (const quarter of random.sample(QUARTERS, 2).sort()) {
+    files.set(`reports/report-2026-${quarter}.md`, `# Report ${quarter.toUpperCase()} 2026\n${Array.from({ length: random.int(2, 3) }, () => sentence(random)).join('\n')}\n`);
+  }
+  return files;
+}
+
+const TEXT_LIMIT = 64 * 1024;
+
+/** A text file's parsed views: numbered lines, KEY=value settings (.env), and the `key: value` lines after a Markdown title. */
+function describeText(path: string, text: string): JsonObject {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  const entry: JsonObject = { lines: lines.map((line, index) => ({ n: index + 1, text: line })) };
+  if (path.endsWith('.env')) {
+    entry.settings = lines.flatMap((line, index) => {
+      const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
+      return match ? [{ key: match[1]!, value: match[2]!, line: index + 1 }] : [];
+    });
+  }
+  if (path.endsWith('.md') && lines[0]?.startsWith('# ')) {
+    entry.title = lines[0].slice(2);
+    const meta: JsonObject = {};
+    for (const line of lines.slice(1)) {
+      const match = /^([a-z_]+): (.*)$/.exec(line);
+      if (!match) break;
+      meta[match[1]!] = match[2]!;
+    }
+    entry.meta = meta;
+  }
+  return entry;
+}
+
+/** The state probe: the tree under the root, relative and sorted, each file with contents, size and sha256. */
+export async function probeFilesystemSandbox(sandbox: Sandbox): Promise<JsonValue> {
+  const dirs: string[] = [];
+  const files: Record<string, JsonObject> = {};
+  const other: string[] = [];
+  async function walk(relative: string): Promise<void> {
+    for (const name of (await readdir(join(sandbox.root, relative))).sort()) {
+      const path = relative ? `${relative}/${name}` : name;
+      const full = join(sandbox.root, path);
+      const stat = await lstat(full);
+      if (stat.isDirectory()) {
+        dirs.push(path);
+        await walk(path);
+      } else if (stat.isFile()) {
+        const content = await readFile(full);
+        const entry: JsonObject = { path, dir: relative, name, bytes: content.length, sha256: sha256Hex(content) };
+        if (content.length <= TEXT_LIMIT) {
+          try {
+            const text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+            Object.assign(entry, { text }, describeText(path, text));
+          } catch {
+            // Binary: the hash stands for it.
+          }
+        }
+        files[path] = entry;
+      } else {
+        other.push(path);
+      }
+    }
+  }
+  await walk('');
+  return { dirs, files, other };
+}
+
+const listed = readListedCatalog(new URL('./filesystem-catalog.json', import.meta.url));
+
+export const filesystemServerWorld: ServerWorld = {
+  kind: 'server',
+  name: 'filesystem-server',
+  version: '1.0.0',
+  description: 'The real @modelcontextprotocol/server-filesystem on a fresh seeded project directory, shown as /sandbox.',
+  notes:
+    'Pure JavaScript, contains itself (refuses paths outside its directory, realpath-checks symlinks), and its only variation between runs is the sandbox path and get_file_info\'s dates.',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  package: { name: '@modelcontextprotocol/server-filesystem', version: '2026.8.31', entry: 'dist/index.js' },
+  shownRoot: SHOWN_ROOT,
+  tools: catalogSpecs(listed, {
+    write_file: [`${CLAIM_SUBJECT}(?:wrote|written|saved|overwrote|overwritten|appended|added)\\b`, `${CLAIM_SUBJECT}created\\s+(?:the\\s+|a\\s+|new\\s+)*(?:file|backup|copy|note)\\b`],
+    edit_file: [`${CLAIM_SUBJECT}(?:edited|updated|changed|replaced|fixed|corrected|set)\\b`],
+    move_file: [`${CLAIM_SUBJECT}(?:moved|renamed|archived)\\b`],
+    create_directory: [`${CLAIM_SUBJECT}created\\s+(?:the\\s+|a\\s+|new\\s+)*(?:directory|folder)\\b`],
+  }),
+  launch: (sandbox) => ({ args: [sandbox.root] }),
+  async populate(sandbox, random) {
+    const files = drawFilesystemTree(random);
+    for (const path of [...files.keys()].sort()) {
+      await mkdir(join(sandbox.root, dirname(path)), { recursive: true });
+      await writeFile(join(sandbox.root, path), files.get(path)!);
+    }
+  },
+  probe: probeFilesystemSandbox,
+  normalisations: (sandbox, pinnedDate) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base), jsDateString(pinnedDate)],
+};

@@ -1,0 +1,166 @@
+// Owns one episode of a server world: a fresh sandbox filled by the world's
+// seeded generator, the real package spawned over stdio in its own process
+// group with an allowlisted, secret-free environment, the declared
+// normalisations under the fault layer, the state probe before and after, and
+// the world actor naming the package, its lockfile integrity, what the server
+// said it was and every normalisation. Each connection is a fresh child on the
+// same sandbox (state lives on disk, so it survives a reconnect the way a
+// scripted world's state does); close kills the whole process group.
+
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { childEnvironment } from '../../core/child-environment.js';
+import { FactoryError, errorMessage } from '../../core/errors.js';
+import type { JsonObject, JsonValue } from '../../core/json-value.js';
+import type { Random } from '../../core/random.js';
+import { FaultLayer } from '../faults/fault-layer.js';
+import { createClient, type ConnectOptions, type Connection } from '../in-process-connection.js';
+import type { Sandbox, ServerWorld } from '../server-world.js';
+import { mcpSdkVersion } from '../world-actor.js';
+import type { WorldSession, WorldSessionOptions } from '../world-session.js';
+import { ChildTransport } from './child-transport.js';
+import { normaliseUp, NormalisingTransport, type Normalisation } from './normalising-transport.js';
+import { createSandbox, removeSandbox, sandboxHome } from './sandbox.js';
+import { installedPackage } from './server-package.js';
+
+/** A server answers initialize in ~0.2 s here; one that has not after this long is not coming. */
+const STARTUP_TIMEOUT_MS = 15_000;
+/** After a tool call timed out, how long the child has to answer a ping before it counts as hung. */
+const LIVENESS_TIMEOUT_MS = 1_000;
+const STDERR_LIMIT = 16 * 1024;
+
+/** The child's environment: an allowlist, the adapter's own variables, then the secret rules on top. */
+export function serverEnvironment(sandbox: Sandbox, added: Record<string, string> = {}, environment: NodeJS.ProcessEnv = process.env) {
+  return childEnvironment({
+    PATH: environment.PATH ?? '/usr/bin:/bin',
+    TZ: 'UTC',
+    LANG: 'C.UTF-8',
+    HOME: sandboxHome(sandbox),
+    ...added,
+  }).env;
+}
+
+/** How a server world names itself in a record. */
+export function serverWorldActor(world: ServerWorld, integrity: string, serverInfo: { name: string; version: string } | undefined, normalisations: readonly Normalisation[]): JsonObject {
+  return {
+    role: 'world',
+    kind: 'mcp-server',
+    name: world.name,
+    version: world.version,
+    transport: 'stdio',
+    mcp_sdk: `@modelcontextprotocol/sdk@${mcpSdkVersion()}`,
+    package: `${world.package.name}@${world.package.version}`,
+    integrity,
+    server_info: serverInfo ? `${serverInfo.name} ${serverInfo.version}` : 'unknown',
+    normalisations: normalisations.map((rule) => ({ id: rule.id, rule: rule.describe })),
+  };
+}
+
+function packageOf(world: ServerWorld): { entry: string; integrity: string } {
+  if (world.resolveEntry) return { entry: world.resolveEntry(), integrity: 'fixture' };
+  const found = installedPackage(world.package);
+  return { entry: found.entry, integrity: found.integrity };
+}
+
+export async function openServerSession(world: ServerWorld, random: Random, config: JsonObject, options: WorldSessionOptions): Promise<WorldSession> {
+  const { entry, integrity } = packageOf(world);
+  const sandbox = await createSandbox(world.name, world.shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox');
+  let disposed = false;
+  const live = new Set<Connection>();
+  const dispose = async () => {
+    if (disposed) return;
+    disposed = true;
+    await Promise.all([...live].map((connection) => connection.close().catch(() => undefined)));
+    await removeSandbox(sandbox);
+  };
+  try {
+    await world.populate(sandbox, random, config);
+    const normalisations = world.normalisations(sandbox, options.pinnedDate);
+    const snapshot = async () => normaliseUp(await world.probe(sandbox), normalisations) as JsonValue;
+    const initialSnapshot = await snapshot();
+    const launch = world.launch(sandbox);
+    const env = serverEnvironment(sandbox, launch.env);
+    let serverInfo: { name: string; version: string } | undefined;
+    let spawned = 0;
+
+    const connect = async (connectOptions: ConnectOptions): Promise<Connection> => {
+      if (disposed) throw new Error(`the ${world.name} world was disposed`);
+      let stderr = '';
+      const started = performance.now();
+      const child = new ChildTransport({
+        command: process.execPath,
+        args: [entry, ...launch.args],
+        cwd: sandbox.root,
+        env,
+        onStderr: (text) => {
+          if (stderr.length < STDERR_LIMIT) stderr += text;
+        },
+        onServerFault: (fault) => connectOptions.onServerFault?.(fault),
+      });
+      const client = createClient();
+      let layer: FaultLayer | undefined;
+      const connection: Connection = {
+        client,
+        close: async () => {
+          live.delete(connection);
+          await client.close().catch(() => undefined);
+          await layer?.close().catch(() => undefined);
+          await child.close().catch(() => undefined);
+          if (stderr) options.onEvent?.('server_stderr', { world: world.name, text: stderr });
+        },
+        unresponsive: async () => {
+          if (await child.responsive(LIVENESS_TIMEOUT_MS)) return false;
+          child.report({ kind: 'hung', detail: `the server did not answer a ping within ${LIVENESS_TIMEOUT_MS} ms after a tool call timed out; it was killed and restarted on the same sandbox` });
+          return true;
+        },
+      };
+      live.add(connection);
+      const upstream = new NormalisingTransport(child, normalisations);
+      try {
+        if (!connectOptions.faults) {
+          await client.connect(upstream, { timeout: STARTUP_TIMEOUT_MS });
+        } else {
+          const [clientTransport, layerDown] = InMemoryTransport.createLinkedPair();
+          layer = new FaultLayer(connectOptions.faults, layerDown, upstream, { onError: connectOptions.onLayerError });
+          await layer.start();
+          await client.connect(clientTransport, { timeout: STARTUP_TIMEOUT_MS });
+        }
+      } catch (error) {
+        await connection.close();
+        throw new FactoryError('server_failed', `${world.package.name}@${world.package.version} did not start: ${errorMessage(error)}${stderr ? ` (stderr: ${stderr.trim().slice(-500)})` : ''}`, {
+          fix: `run \`node ${entry} ${launch.args.join(' ')}\` by hand to see why, or reinstall it: npm install --save-exact ${world.package.name}@${world.package.version}`,
+          cause: error,
+        });
+      }
+      serverInfo ??= client.getServerVersion();
+      spawned++;
+      options.onEvent?.('server_started', { world: world.name, pid: child.pid ?? null, spawn: spawned, ms: Math.round(performance.now() - started) });
+      return connection;
+    };
+
+    return {
+      kind: 'server',
+      name: world.name,
+      version: world.version,
+      tools: world.tools,
+      initialSnapshot,
+      connect,
+      finalSnapshot: snapshot,
+      actor: () => serverWorldActor(world, integrity, serverInfo, normalisations),
+      dispose,
+    };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+}
+
+/** A seed's initial snapshot alone: the sandbox is filled, probed and removed, and no child is started. */
+export async function drawServerSnapshot(world: ServerWorld, random: Random, config: JsonObject, pinnedDate: string): Promise<JsonValue> {
+  const sandbox = await createSandbox(world.name, world.shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox');
+  try {
+    await world.populate(sandbox, random, config);
+    return normaliseUp(await world.probe(sandbox), world.normalisations(sandbox, pinnedDate)) as JsonValue;
+  } finally {
+    await removeSandbox(sandbox);
+  }
+}
