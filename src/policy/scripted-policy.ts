@@ -370,9 +370,16 @@ function playedScript(script: readonly ScriptStep[], variant: ScriptedVariant, d
   return steps;
 }
 
+/** The start of a JSON object or array ("[FILE] notes.txt" is prose, `[{"a"` is JSON). */
+const LOOKS_LIKE_JSON = /^\s*(?:\{\s*["}]|\[\s*(?:["{[\]\-0-9]|true|false|null))/;
+
 function interpret(message: ToolMessage): Outcome {
   const error = message.tool_result.error ?? message.content;
   if (!message.tool_result.ok) return { ok: false, kind: message.tool_result.kind ?? 'tool_error', text: message.content, error };
+  // Third-party servers answer in prose (server-filesystem: the file's text, "Successfully wrote to …"):
+  // a result that does not even start like JSON is bound as { text }. One that starts like JSON and
+  // does not parse was cut short.
+  if (!LOOKS_LIKE_JSON.test(message.content)) return { ok: true, value: { text: message.content } };
   try {
     return { ok: true, value: JSON.parse(message.content) as JsonValue };
   } catch {

@@ -54,7 +54,9 @@ function sentence(random: Random): string {
 /** The files of one sandbox, path → content, drawn from `random` alone. */
 export function drawFilesystemTree(random: Random): Map<string, string> {
   const files = new Map<string, string>();
-  const keys = random.sample(Object.keys(SETTINGS), random.int(4, 6)).sort();
+  // Every sandbox has the two settings tasks change; two to four others vary.
+  const always = ['MAX_RETRIES', 'TIMEOUT_SECONDS'];
+  const keys = [...always, ...random.sample(Object.keys(SETTINGS).filter((key) => !always.includes(key)), random.int(2, 4))].sort();
   const values = keys.map((key) => [key, random.pick(SETTINGS[key]!)] as const);
   const settingsOwner = person(random);
   files.set('config/settings.env', `# owner: ${settingsOwner}\n${values.map(([key, value]) => `${key}=${value}`).join('\n')}\n`);
