@@ -5,12 +5,17 @@ import type { Command } from 'commander';
 import { canonicalJson } from '../core/canonical-json.js';
 import { listLaneFiles, loadLane } from '../lanes/lane-loader.js';
 import { toMcpTool } from '../world/mcp-server-binding.js';
+import { isServerWorld } from '../world/server-world.js';
 import { getWorld, worldNames } from '../world/world-registry.js';
 import { type Streams, writeJson } from './output.js';
 
 interface WorldRow {
   name: string;
   version: string;
+  /** scripted: our own world in memory; server: a pinned third-party MCP server run over stdio on a seeded sandbox. */
+  kind: 'scripted' | 'server';
+  /** Server worlds: the npm package and exact version that is run. */
+  package?: string;
   description: string;
   tools: string[];
   lanes: string[];
@@ -34,6 +39,8 @@ export function worldRows(): WorldRow[] {
     return {
       name,
       version: world.version,
+      kind: isServerWorld(world) ? 'server' : 'scripted',
+      ...(isServerWorld(world) ? { package: `${world.package.name}@${world.package.version}` } : {}),
       description: world.description,
       tools: world.tools.map((tool) => tool.name),
       lanes: using.map((lane) => lane.name),
@@ -52,9 +59,16 @@ export function registerWorlds(program: Command, streams: Streams): void {
     .action((flags: { json?: boolean }) => {
       const rows = worldRows();
       if (flags.json) return writeJson(streams, rows);
-      const lines = rows.map((row) => `${row.name.padEnd(9)} ${row.version.padEnd(6)} ${String(row.tools.length).padStart(2)} tools  ${String(row.tasks).padStart(2)} tasks  ${row.description}\n${' '.repeat(16)}tools: ${row.tools.join(', ')}\n${' '.repeat(16)}lanes: ${row.lanes.join(', ') || 'none'}`);
+      const width = Math.max(9, ...rows.map((row) => row.name.length));
+      const lines = rows.map(
+        (row) =>
+          `${row.name.padEnd(width)} ${row.version.padEnd(6)} ${String(row.tools.length).padStart(2)} tools  ${String(row.tasks).padStart(2)} tasks  ${row.description}` +
+          (row.package ? `\n${' '.repeat(width + 8)}server: ${row.package} over stdio, on a fresh seeded sandbox` : '') +
+          `\n${' '.repeat(width + 8)}tools: ${row.tools.join(', ')}\n${' '.repeat(width + 8)}lanes: ${row.lanes.join(', ') || 'none'}`,
+      );
       const tasks = rows.reduce((sum, row) => sum + row.tasks, 0);
-      streams.stdout.write(`${lines.join('\n')}\n${rows.length} worlds, ${tasks} distinct tasks\n`);
+      const servers = rows.filter((row) => row.kind === 'server').length;
+      streams.stdout.write(`${lines.join('\n')}\n${rows.length} worlds (${rows.length - servers} scripted, ${servers} real servers), ${tasks} distinct tasks\n`);
     });
 
   worlds
@@ -65,8 +79,16 @@ export function registerWorlds(program: Command, streams: Streams): void {
     .action((name: string, flags: { json?: boolean }) => {
       const world = getWorld(name);
       const tools = world.tools.map(toMcpTool);
-      if (flags.json) return writeJson(streams, { name: world.name, version: world.version, description: world.description, config_schema: world.configSchema, tools });
-      const out = [`world   ${world.name} ${world.version}`, `about   ${world.description}`, `config  ${canonicalJson(world.configSchema)}`, `tools   ${tools.length}`];
+      if (flags.json) {
+        const server = isServerWorld(world) ? { kind: 'server', package: `${world.package.name}@${world.package.version}`, shown_root: world.shownRoot } : { kind: 'scripted' };
+        return writeJson(streams, { name: world.name, version: world.version, ...server, description: world.description, config_schema: world.configSchema, tools });
+      }
+      const out = [`world   ${world.name} ${world.version}`, `about   ${world.description}`];
+      if (isServerWorld(world)) {
+        out.push(`server  ${world.package.name}@${world.package.version} (node_modules/${world.package.name}/${world.package.entry}), over stdio, on a fresh sandbox shown as ${world.shownRoot}`);
+        if (world.notes) out.push(`why     ${world.notes}`);
+      }
+      out.push(`config  ${canonicalJson(world.configSchema)}`, `tools   ${tools.length}`);
       for (const tool of tools) {
         const hints = Object.entries(tool.annotations ?? {}).filter(([, value]) => value === true).map(([hint]) => hint.replace(/Hint$/, ''));
         out.push('', `  ${tool.name}${hints.length ? ` [${hints.join(', ')}]` : ''}`, `    ${tool.description}`, `    input  ${canonicalJson(tool.inputSchema)}`);

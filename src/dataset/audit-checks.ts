@@ -109,6 +109,11 @@ function actorProblems(record: EpisodeRecord): string[] {
   for (const actor of actors) {
     const isModel = actor.kind === 'model' || actor.kind === 'ollama';
     if (isModel && (typeof actor.digest !== 'string' || actor.digest.length === 0)) problems.push(`actor ${String(actor.name)} is a model with no digest`);
+    // A third-party server is part of what made the record: it must be pinned as exactly as a model.
+    if (actor.role === 'world' && actor.transport === 'stdio') {
+      if (typeof actor.package !== 'string' || !/^(?:@[^/@]+\/)?[^/@]+@[0-9][^@]*$/.test(actor.package)) problems.push(`world ${String(actor.name)} is a third-party server with no pinned package (name@version)`);
+      if (typeof actor.integrity !== 'string' || !/^sha(?:256|384|512)-/.test(actor.integrity)) problems.push(`world ${String(actor.name)} is a third-party server with no lockfile integrity (got ${JSON.stringify(actor.integrity ?? null)})`);
+    }
   }
   return problems;
 }

@@ -68,15 +68,20 @@ describe('lanes check', () => {
 describe('the catalog of worlds', () => {
   it('lists at least five worlds and forty distinct tasks, in lanes and in worlds', () => {
     const rows = JSON.parse(runCli(REPO_ROOT, 'worlds', 'list', '--json').stdout);
-    assert.deepEqual(rows.map((row: any) => row.name), ['calendar', 'files', 'issues', 'shop', 'tasks']);
-    for (const row of rows) {
-      assert.ok(row.tools.length >= 5 && row.tools.length <= 12, `${row.name}: ${row.tools.length} tools`);
-      assert.ok(row.lanes.length >= 1, `${row.name} has a lane`);
-    }
+    const scripted = rows.filter((row: any) => row.kind === 'scripted');
+    assert.deepEqual(scripted.map((row: any) => row.name), ['calendar', 'files', 'issues', 'shop', 'tasks']);
+    for (const row of scripted) assert.ok(row.tools.length >= 5 && row.tools.length <= 12, `${row.name}: ${row.tools.length} tools`);
+    // Server worlds list the real package's catalog, whatever its size, and name the package.
+    const servers = rows.filter((row: any) => row.kind === 'server');
+    assert.ok(servers.some((row: any) => row.name === 'filesystem-server' && row.package === '@modelcontextprotocol/server-filesystem@2026.8.31' && row.tools.length === 14));
+    for (const row of rows) assert.ok(row.lanes.length >= 1, `${row.name} has a lane`);
     const tasks = rows.reduce((sum: number, row: any) => sum + row.tasks, 0);
     assert.ok(tasks >= 40, `${tasks} tasks`);
     const list = runCli(REPO_ROOT, 'lanes', 'list');
-    assert.match(list.stdout, new RegExp(`\\n[0-9]+ lanes on 5 worlds, ${tasks} distinct tasks\\n$`));
+    assert.match(list.stdout, new RegExp(`\\n[0-9]+ lanes on ${rows.length} worlds, ${tasks} distinct tasks\\n$`));
+    const text = runCli(REPO_ROOT, 'worlds', 'list').stdout;
+    assert.match(text, /server: @modelcontextprotocol\/server-filesystem@2026\.8\.31 over stdio/);
+    assert.match(text, new RegExp(`${rows.length} worlds \\(5 scripted, ${servers.length} real servers\\)`));
   });
 
   it('covers every kind of task in every world: single-call, multi-step, read-only, write, policy', () => {

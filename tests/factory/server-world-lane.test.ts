@@ -1,0 +1,87 @@
+// A lane on a real third-party server, as a user runs it: generate
+// filesystem-server-v1 through the CLI, replay it byte for byte, audit it,
+// get the same bytes again, and catch a tampered tool result or a tampered
+// sandbox file (the seeded generator writing one different byte) at replay.
+
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadLane } from '../../src/lanes/lane-loader.js';
+import { replayRecord } from '../../src/verify/replay.js';
+import { filesystemServerWorld } from '../../src/world/servers/filesystem/filesystem-world.js';
+import { registerWorld } from '../../src/world/world-registry.js';
+import { REPO_ROOT, runCliAsync, temporaryDirectory } from '../helpers.js';
+
+const LANE = 'filesystem-server-v1';
+
+describe('a lane on the real server-filesystem', () => {
+  const root = temporaryDirectory('ef-server-lane-');
+  const first = join(root, 'first');
+  const second = join(root, 'second');
+  let generated = { status: -1, stdout: '', stderr: '' };
+
+  before(async () => {
+    generated = await runCliAsync(REPO_ROOT, 'generate', LANE, '--seeds', '0..1', '--out', first);
+  });
+
+  it('generates records that name the real package and replay byte for byte', async () => {
+    assert.equal(generated.status, 0, generated.stderr);
+    const lines = readFileSync(join(first, 'episodes.jsonl'), 'utf8').trim().split('\n');
+    assert.equal(lines.length, 18);
+    const record = JSON.parse(lines[0]!);
+    const world = record.provenance.actors.find((actor: any) => actor.role === 'world');
+    assert.equal(world.package, '@modelcontextprotocol/server-filesystem@2026.8.31');
+    assert.match(world.integrity, /^sha512-/);
+    assert.equal(world.transport, 'stdio');
+    assert.deepEqual(record.recovery.server_faults, []);
+    assert.equal(record.tools.length, 14, 'the real catalog');
+    assert.ok(!lines.some((line) => line.includes('episode-factory-filesystem-server-')), 'no sandbox path reaches a record');
+    const replay = await runCliAsync(REPO_ROOT, 'replay', first);
+    assert.equal(replay.status, 0, replay.stdout + replay.stderr);
+    assert.match(replay.stdout, /18 records, 18 verified, 0 failed/);
+    const audit = await runCliAsync(REPO_ROOT, 'audit', first);
+    assert.equal(audit.status, 0, audit.stdout + audit.stderr);
+    assert.match(audit.stdout, /provenance ok/);
+  });
+
+  it('gives the same bytes on a second run, on fresh sandboxes', async () => {
+    const again = await runCliAsync(REPO_ROOT, 'generate', LANE, '--seeds', '0..1', '--out', second);
+    assert.equal(again.status, 0, again.stderr);
+    assert.equal(readFileSync(join(second, 'episodes.jsonl'), 'utf8'), readFileSync(join(first, 'episodes.jsonl'), 'utf8'));
+  });
+
+  it('catches one tampered tool result of the real server', async () => {
+    const tampered = temporaryDirectory('ef-server-tamper-');
+    const lines = readFileSync(join(first, 'episodes.jsonl'), 'utf8').trim().split('\n');
+    const index = lines.findIndex((line) => line.includes('"name":"read_text_file"') && line.includes('MAX_RETRIES='));
+    assert.ok(index >= 0);
+    lines[index] = lines[index]!.replace(/MAX_RETRIES=([0-9]+)/, (_, value: string) => `MAX_RETRIES=${Number(value) + 1}`);
+    for (const name of readdirSync(first)) if (name === 'manifest.json') writeFileSync(join(tampered, name), readFileSync(join(first, name)));
+    writeFileSync(join(tampered, 'episodes.jsonl'), lines.join('\n') + '\n');
+    const replay = await runCliAsync(REPO_ROOT, 'replay', tampered, '--json');
+    assert.equal(replay.status, 1, replay.stdout + replay.stderr);
+    assert.match(replay.stdout, /tool result of [^ ]+ differs at \/messages\/[0-9]+\/content/);
+  });
+
+  describe('a tampered sandbox', () => {
+    after(() => registerWorld(filesystemServerWorld));
+
+    it('is caught: the generator writing one different byte fails replay with the diff', async () => {
+      const lane = loadLane(LANE);
+      const record = JSON.parse(readFileSync(join(first, 'episodes.jsonl'), 'utf8').split('\n')[0]!);
+      assert.equal((await replayRecord(record, lane)).ok, true);
+      registerWorld({
+        ...filesystemServerWorld,
+        async populate(sandbox, random, config) {
+          await filesystemServerWorld.populate(sandbox, random, config);
+          const path = join(sandbox.root, 'notes', 'todo.txt');
+          writeFileSync(path, readFileSync(path, 'utf8').replace('- ', '* '));
+        },
+      });
+      const verdict = await replayRecord(record, lane);
+      assert.equal(verdict.ok, false);
+      assert.ok(verdict.problems.some((problem) => /snapshot_sha256/.test(problem)), verdict.problems.join('\n'));
+    });
+  });
+});
