@@ -19,7 +19,7 @@ describe('a lane on the real server-filesystem', () => {
   const root = temporaryDirectory('ef-server-lane-');
   const first = join(root, 'first');
   const second = join(root, 'second');
-  let generated = { status: -1, stdout: '', stderr: '' };
+  let generated: { status: number | null; stdout: string; stderr: string } = { status: -1, stdout: '', stderr: '' };
 
   before(async () => {
     generated = await runCliAsync(REPO_ROOT, 'generate', LANE, '--seeds', '0..1', '--out', first);
