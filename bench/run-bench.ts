@@ -9,10 +9,15 @@
 //   4. peak RSS of a 100,000-episode run, and Arrow/Parquet write rates;
 //   5. the HTML report of that run: time and peak RSS to write it, its size,
 //      and (with Debian's Chromium) how long the page takes to be ready and
-//      to open an episode.
+//      to open an episode;
+//   6. a server world: verified episodes per second on filesystem-server-v1
+//      (the real server-filesystem spawned per episode and per replay), with
+//      1 worker and with N, beside the scripted lane's, and what one spawn
+//      (process start to initialize answered) costs.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
-// at least 2), --lane NAME (default tool-world-v1), --json.
+// at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
+// server-world run; default 72), --json.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -31,6 +36,9 @@ import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../src/records/columnar
 import { readLines } from '../src/records/jsonl.js';
 import { DEFAULT_MAX_EPISODES } from '../src/dataset/report-data.js';
 import { chromiumInstalled, launchChromium } from '../tests/headless-chromium.js';
+import { substream } from '../src/core/random.js';
+import { filesystemServerWorld } from '../src/world/servers/filesystem/filesystem-world.js';
+import { openWorldSession } from '../src/world/world-session.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -38,6 +46,7 @@ const { values: flags } = parseArgs({
     'speed-episodes': { type: 'string', default: '2000' },
     workers: { type: 'string' },
     lane: { type: 'string', default: 'tool-world-v1' },
+    'server-episodes': { type: 'string', default: '72' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -84,6 +93,33 @@ async function measureFactory(episodes: number, workerCount: number) {
   const calls = (await toolCalls(out)) * 2;
   rmSync(out, { recursive: true, force: true });
   return { episodes: summary.episodes, verified: summary.written, seconds: summary.wall_seconds, calls, workers: summary.workers };
+}
+
+const SERVER_LANE = 'filesystem-server-v1';
+
+/** Verified episodes per second on the server lane: each episode spawns the real server, and so does its replay. */
+async function measureServerLane(episodes: number, workerCount: number) {
+  const serverLane = loadLane(SERVER_LANE, REPO);
+  const perSeed = serverLane.document.tasks.length;
+  const out = join(scratch, `server-${workerCount}`);
+  const summary = await generateDataset({ lane: serverLane, outDir: out, seeds: { from: 0, to: Math.max(1, Math.ceil(episodes / perSeed)) - 1 }, workers: workerCount, formats: ['jsonl'] });
+  rmSync(out, { recursive: true, force: true });
+  return { episodes: summary.episodes, verified: summary.written, seconds: summary.wall_seconds, workers: summary.workers, episodes_per_second: summary.written / summary.wall_seconds };
+}
+
+/** Median of 10: a fresh sandbox, the child spawned, initialize answered, closed (the group killed). */
+async function measureSpawn(): Promise<{ median_ms: number; min_ms: number; max_ms: number }> {
+  const times: number[] = [];
+  for (let index = 0; index < 10; index++) {
+    const session = await openWorldSession(filesystemServerWorld, substream(index, 'world'), {}, { pinnedDate: '2026-01-01T00:00:00Z' });
+    const started = performance.now();
+    const connection = await session.connect({});
+    times.push(performance.now() - started);
+    await connection.close();
+    await session.dispose();
+  }
+  times.sort((a, b) => a - b);
+  return { median_ms: (times[4]! + times[5]!) / 2, min_ms: times[0]!, max_ms: times[9]! };
 }
 
 function runChild(args: string[]): Promise<{ status: number; max_rss_bytes: number; wall_seconds: number }> {
@@ -134,9 +170,11 @@ async function measureReportInBrowser(path: string): Promise<BrowserTimings | nu
   try {
     const page = await browser.newPage();
     await page.goto(pathToFileURL(path).href, { waitUntil: 'load', timeout: 120_000 });
+    // A small page can be loaded before its first contentful paint is reported.
+    await page.waitForFunction("performance.getEntriesByName('first-contentful-paint').length > 0", undefined, { timeout: 10_000 }).catch(() => undefined);
     const timings = JSON.parse(
       (await page.evaluate(`JSON.stringify({
-        first_paint_ms: performance.getEntriesByName('first-contentful-paint')[0].startTime,
+        first_paint_ms: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
         ready_ms: Number(document.documentElement.getAttribute('data-viewer-ready-ms')),
         parsed_ms: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
       })`)) as string,
@@ -180,6 +218,11 @@ try {
   const columnar = await measureColumnar(join(bigOut, 'episodes.jsonl'), bigRows);
   log(`the HTML report of the big run${chromiumInstalled() ? ', then opened in Chromium' : ' (no Chromium: not opened)'} ...`);
   const report = await measureReport(bigOut);
+  const serverEpisodes = Number(flags['server-episodes']);
+  log(`server world: ${SERVER_LANE}, ${serverEpisodes} episodes with 1 worker, then ${workers} ...`);
+  const spawnCost = await measureSpawn();
+  const serverOne = await measureServerLane(serverEpisodes, 1);
+  const serverMany = await measureServerLane(serverEpisodes, workers);
 
   const figures = {
     machine: { cores: cpus().length, node: process.version },
@@ -192,6 +235,7 @@ try {
     big_run: { episodes: seeds.to * tasks + tasks, records: bigRows, workers, peak_rss_mb: big.max_rss_bytes / 1e6, wall_seconds: big.wall_seconds },
     columnar,
     report,
+    server_world: { lane: SERVER_LANE, spawn: spawnCost, one_worker: serverOne, many_workers: serverMany, speedup: serverOne.seconds / serverMany.seconds, scripted_over_server_one_worker: one.verified / one.seconds / serverOne.episodes_per_second },
   };
   if (flags.json) {
     process.stdout.write(JSON.stringify(figures, null, 2) + '\n');
@@ -217,6 +261,9 @@ try {
         '',
       ],
       ['  then open an episode', report.browser ? `${report.browser.open_episode_ms.toFixed(0)} ms` : '', '', ''],
+      [`server world ${SERVER_LANE}: one spawn (median of 10)`, `${spawnCost.median_ms.toFixed(0)} ms (${spawnCost.min_ms.toFixed(0)}–${spawnCost.max_ms.toFixed(0)})`, '', ''],
+      [`  1 worker: verified episodes/s`, `${serverOne.episodes_per_second.toFixed(2)} (scripted lane: ${figures.factory_one_worker.episodes_per_second.toFixed(1)}, ${figures.server_world.scripted_over_server_one_worker.toFixed(0)}× more)`, '', ''],
+      [`  ${serverMany.workers} workers: verified episodes/s`, `${serverMany.episodes_per_second.toFixed(2)} (speed-up ${figures.server_world.speedup.toFixed(2)}×)`, '', ''],
     ];
     const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length), ['measure', 'figure', 'target', 'met'][column]!.length));
     const format = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
