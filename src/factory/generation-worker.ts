@@ -11,6 +11,7 @@ import type { Lane, SeedRange } from '../lanes/lane.js';
 import { producePart, type EpisodeOutcome, type PartContext } from './part-production.js';
 import { policyFactoryFor } from './scripted-policy-factory.js';
 import type { PartSummary } from './run-parts.js';
+import { closeKeptChildren } from '../world/servers/server-pool.js';
 
 export interface WorkerSetup {
   lane: Lane;
@@ -23,11 +24,12 @@ export interface WorkerSetup {
   runId: string;
 }
 
-export type ToWorker = { type: 'run'; start: number; end: number } | { type: 'stop' };
+export type ToWorker = { type: 'run'; start: number; end: number } | { type: 'stop' } | { type: 'close' };
 export type FromWorker =
   | { type: 'episode'; record_id: string; status: EpisodeOutcome['status']; task_completed: boolean }
   | { type: 'part'; part: PartSummary | null }
-  | { type: 'failed'; message: string };
+  | { type: 'failed'; message: string }
+  | { type: 'closed' };
 
 const port = parentPort;
 if (port) {
@@ -38,6 +40,10 @@ if (port) {
   port.on('message', (message: ToWorker) => {
     if (message.type === 'stop') {
       stopping = true;
+      return;
+    }
+    if (message.type === 'close') {
+      void closeKeptChildren().finally(() => post({ type: 'closed' }));
       return;
     }
     void (async () => {

@@ -34,6 +34,7 @@ export function startWorker(setup: WorkerSetup): GenerationWorker {
   const worker = new Worker(bootstrap(), { eval: true, workerData: setup, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
   let current: { resolve: (part: PartSummary | undefined) => void; reject: (error: Error) => void; onEpisode: (outcome: EpisodeOutcome) => void } | undefined;
   let failure: Error | undefined;
+  let closed: (() => void) | undefined;
   const fail = (error: Error) => {
     failure ??= error;
     current?.reject(error);
@@ -45,7 +46,8 @@ export function startWorker(setup: WorkerSetup): GenerationWorker {
       const settle = current;
       current = undefined;
       settle?.resolve(message.part ?? undefined);
-    } else fail(new Error(`a generation worker failed: ${message.message}`));
+    } else if (message.type === 'closed') closed?.();
+    else fail(new Error(`a generation worker failed: ${message.message}`));
   });
   worker.on('error', (error) => fail(new Error(`a generation worker crashed: ${error.message}`)));
   worker.on('exit', (code) => fail(new Error(`a generation worker exited (code ${code}) in the middle of a part`)));
@@ -62,6 +64,14 @@ export function startWorker(setup: WorkerSetup): GenerationWorker {
     },
     async terminate() {
       current = undefined;
+      // A kept server child and its directory are the thread's to clean up; a thread that does not answer in time is ended anyway.
+      if (!failure) {
+        await new Promise<void>((resolve) => {
+          closed = resolve;
+          setTimeout(resolve, 5_000).unref();
+          worker.postMessage({ type: 'close' } satisfies ToWorker);
+        });
+      }
       await worker.terminate();
     },
   };

@@ -66,8 +66,29 @@ export interface ServerWorld {
    * never reaches the child (servers/guarding-transport.ts). Listed in the record.
    */
   readonly guards?: readonly ArgumentGuard[];
+  /**
+   * How one child per thread is kept alive across episodes and pointed at each
+   * episode's fresh sandbox without a restart (servers/server-pool.ts). Absent:
+   * a child per connection.
+   */
+  readonly reuse?: ServerReuse;
   /** The entry file to run; by default the pinned package's, resolved from node_modules. Test fixtures override it. */
   resolveEntry?(): string;
+}
+
+/** A JSON-RPC channel to a kept child of the pool's own, used between episodes and never recorded. */
+export interface ManagementChannel {
+  request(method: string, params?: JsonObject): Promise<JsonObject>;
+  notify(method: string, params?: JsonObject): Promise<void>;
+  /** Answers the requests the server makes of its client meanwhile (roots/list); undefined answers "method not found". */
+  onServerRequest(handler: (method: string, params: JsonObject | undefined) => JsonObject | undefined): void;
+}
+
+export interface ServerReuse {
+  /** How the kept child starts: arguments and variables, given the pool's own directory (never an episode's sandbox). */
+  launch(poolDirectory: string): ServerLaunch;
+  /** Points the live child at this episode's sandbox before the episode's session begins. */
+  repoint(channel: ManagementChannel, sandbox: Sandbox, poolDirectory: string): Promise<void>;
 }
 
 export type AnyWorld = World<any> | ServerWorld;

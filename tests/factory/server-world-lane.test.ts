@@ -1,7 +1,9 @@
 // A lane on a real third-party server, as a user runs it: generate
-// filesystem-server-v1 through the CLI, replay it byte for byte, audit it,
-// get the same bytes again, and catch a tampered tool result or a tampered
-// sandbox file (the seeded generator writing one different byte) at replay.
+// filesystem-server-v1 through the CLI (one kept child re-pointed at each
+// episode's sandbox), replay it byte for byte, audit it, get the same bytes
+// again with a fresh child per connection, leave nothing behind in TMPDIR,
+// and catch a tampered tool result or a tampered sandbox file (the seeded
+// generator writing one different byte) at replay.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,8 +23,24 @@ describe('a lane on the real server-filesystem', () => {
   const second = join(root, 'second');
   let generated: { status: number | null; stdout: string; stderr: string } = { status: -1, stdout: '', stderr: '' };
 
+  const firstTmp = temporaryDirectory('ef-server-tmp-');
+
+  /** Runs the CLI with these variables set (TMPDIR: where sandboxes and the pool's directory go). */
+  async function withEnvironment<T>(variables: Record<string, string>, run: () => Promise<T>): Promise<T> {
+    const saved = Object.fromEntries(Object.keys(variables).map((key) => [key, process.env[key]]));
+    Object.assign(process.env, variables);
+    try {
+      return await run();
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  }
+
   before(async () => {
-    generated = await runCliAsync(REPO_ROOT, 'generate', LANE, '--seeds', '0..1', '--out', first);
+    generated = await withEnvironment({ TMPDIR: firstTmp }, () => runCliAsync(REPO_ROOT, 'generate', LANE, '--seeds', '0..1', '--out', first));
   });
 
   it('generates records that name the real package and replay byte for byte', async () => {
@@ -45,10 +63,17 @@ describe('a lane on the real server-filesystem', () => {
     assert.match(audit.stdout, /provenance ok/);
   });
 
-  it('gives the same bytes on a second run, on fresh sandboxes', async () => {
-    const again = await runCliAsync(REPO_ROOT, 'generate', LANE, '--seeds', '0..1', '--out', second);
+  it('leaves nothing in TMPDIR: every sandbox and the kept child\'s directory are removed', () => {
+    assert.equal(generated.status, 0, generated.stderr);
+    assert.deepEqual(readdirSync(firstTmp).filter((name) => !name.startsWith('tsx-')), []);
+  });
+
+  it('gives the same bytes with a fresh child per connection instead of a kept one', async () => {
+    const secondTmp = temporaryDirectory('ef-server-tmp-');
+    const again = await withEnvironment({ EPISODE_FACTORY_FRESH_SERVERS: '1', TMPDIR: secondTmp }, () => runCliAsync(REPO_ROOT, 'generate', LANE, '--seeds', '0..1', '--out', second));
     assert.equal(again.status, 0, again.stderr);
     assert.equal(readFileSync(join(second, 'episodes.jsonl'), 'utf8'), readFileSync(join(first, 'episodes.jsonl'), 'utf8'));
+    assert.deepEqual(readdirSync(secondTmp).filter((name) => !name.startsWith('tsx-')), []);
   });
 
   it('catches one tampered tool result of the real server', async () => {

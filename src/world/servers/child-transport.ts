@@ -84,6 +84,8 @@ export class ChildTransport implements Transport {
   }
 
   private read(chunk: Buffer): void {
+    // After garbage (or once closing) nothing more from this child is believed.
+    if (this.faulted || this.closing) return;
     this.buffer.append(chunk);
     for (;;) {
       let message: JSONRPCMessage | null;
@@ -142,6 +144,22 @@ export class ChildTransport implements Transport {
     return alive;
   }
 
+  /**
+   * A kept child waiting between episodes must not keep the process alive on
+   * its own: unref'd, it dies with us (its stdin closes) instead of holding
+   * the exit. Ref'd again while an episode uses it.
+   */
+  setReferenced(referenced: boolean): void {
+    const child = this.child;
+    if (!child) return;
+    const handles = [child, child.stdin, child.stdout, child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>;
+    for (const handle of handles) (referenced ? handle?.ref : handle?.unref)?.call(handle);
+  }
+
+  get closed(): boolean {
+    return this.closing;
+  }
+
   /** Records a fault this transport could not see itself (a hang the session found), once. */
   report(fault: ServerFault): void {
     this.fault(fault);
@@ -153,6 +171,8 @@ export class ChildTransport implements Transport {
     this.closing = true;
     const child = this.child;
     if (child) {
+      // A kept child idles unref'd; its exit must hold the loop while we wait for it.
+      this.setReferenced(true);
       child.stdin?.end();
       const grace = new Promise<void>((resolve) => setTimeout(resolve, this.options.graceMs ?? 200).unref());
       await Promise.race([this.exited, grace]);

@@ -17,7 +17,9 @@ import { createClient, type ConnectOptions, type Connection } from '../in-proces
 import type { Sandbox, ServerWorld } from '../server-world.js';
 import { mcpSdkVersion } from '../world-actor.js';
 import type { WorldSession, WorldSessionOptions } from '../world-session.js';
-import { ChildTransport } from './child-transport.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ChildTransport, type ServerFault } from './child-transport.js';
+import { leaseKeptChild, poolingEnabled, type PooledLease } from './server-pool.js';
 import { GuardingTransport, type ArgumentGuard } from './guarding-transport.js';
 import { normaliseUp, NormalisingTransport, type Normalisation } from './normalising-transport.js';
 import { createSandbox, removeSandbox, sandboxHome } from './sandbox.js';
@@ -95,16 +97,28 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
       if (disposed) throw new Error(`the ${world.name} world was disposed`);
       let stderr = '';
       const started = performance.now();
-      const child = new ChildTransport({
-        command: process.execPath,
-        args: [entry, ...launch.args],
-        cwd: sandbox.root,
-        env,
-        onStderr: (text) => {
-          if (stderr.length < STDERR_LIMIT) stderr += text;
-        },
-        onServerFault: (fault) => connectOptions.onServerFault?.(fault),
-      });
+      const onServerFault = (fault: ServerFault) => connectOptions.onServerFault?.(fault);
+      // A kept child (a lease returns it to the pool) where the world can be re-pointed; else a child of this connection.
+      let downstream: Transport;
+      let child: ChildTransport;
+      let pooled: PooledLease | undefined;
+      if (poolingEnabled(world)) {
+        pooled = await leaseKeptChild(world, entry, sandbox, (directory, added) => serverEnvironment({ base: directory, root: directory }, added), onServerFault);
+        downstream = pooled.transport;
+        child = pooled.transport.child;
+      } else {
+        child = new ChildTransport({
+          command: process.execPath,
+          args: [entry, ...launch.args],
+          cwd: sandbox.root,
+          env,
+          onStderr: (text) => {
+            if (stderr.length < STDERR_LIMIT) stderr += text;
+          },
+          onServerFault,
+        });
+        downstream = child;
+      }
       const client = createClient();
       let layer: FaultLayer | undefined;
       const connection: Connection = {
@@ -113,18 +127,19 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
           live.delete(connection);
           await client.close().catch(() => undefined);
           await layer?.close().catch(() => undefined);
-          await child.close().catch(() => undefined);
+          await downstream.close().catch(() => undefined);
           if (stderr) options.onEvent?.('server_stderr', { world: world.name, text: stderr });
         },
         unresponsive: async () => {
           if (await child.responsive(LIVENESS_TIMEOUT_MS)) return false;
           child.report({ kind: 'hung', detail: `the server did not answer a ping within ${LIVENESS_TIMEOUT_MS} ms after a tool call timed out; it was killed and restarted on the same sandbox` });
+          await child.close();
           return true;
         },
       };
       live.add(connection);
       // Guards above the normaliser: they judge the arguments as the model sent them, and their refusals are our own text.
-      const normalised = new NormalisingTransport(child, normalisations);
+      const normalised = new NormalisingTransport(downstream, normalisations);
       const upstream = world.guards?.length ? new GuardingTransport(normalised, world.guards) : normalised;
       try {
         if (!connectOptions.faults) {
@@ -137,14 +152,15 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
         }
       } catch (error) {
         await connection.close();
-        throw new FactoryError('server_failed', `${world.package.name}@${world.package.version} did not start: ${errorMessage(error)}${stderr ? ` (stderr: ${stderr.trim().slice(-500)})` : ''}`, {
+        const said = stderr || pooled?.stderr() || '';
+        throw new FactoryError('server_failed', `${world.package.name}@${world.package.version} did not start: ${errorMessage(error)}${said ? ` (stderr: ${said.trim().slice(-500)})` : ''}`, {
           fix: `run \`node ${entry} ${launch.args.join(' ')}\` by hand to see why, or reinstall it: npm install --save-exact ${world.package.name}@${world.package.version}`,
           cause: error,
         });
       }
       serverInfo ??= client.getServerVersion();
       spawned++;
-      options.onEvent?.('server_started', { world: world.name, pid: child.pid ?? null, spawn: spawned, ms: Math.round(performance.now() - started) });
+      options.onEvent?.('server_started', { world: world.name, pid: child.pid ?? null, spawn: spawned, kept: pooled !== undefined, ms: Math.round(performance.now() - started) });
       return connection;
     };
 

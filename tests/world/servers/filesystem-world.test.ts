@@ -11,7 +11,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../../src/core/canonical-json.js';
 import { substream } from '../../../src/core/random.js';
 import { FaultState } from '../../../src/world/faults/fault-state.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { ChildTransport, groupAlive } from '../../../src/world/servers/child-transport.js';
+import { closeKeptChildren } from '../../../src/world/servers/server-pool.js';
 import { filesystemServerWorld } from '../../../src/world/servers/filesystem/filesystem-world.js';
 import { readListedCatalog } from '../../../src/world/servers/listed-catalog.js';
 import { jsDateString, sandboxPath } from '../../../src/world/servers/normalising-transport.js';
@@ -174,21 +176,45 @@ describe('filesystem server world', () => {
     assert.equal((a.results[5]!.content as Array<{ text: string }>)[0]!.text, 'changed\n');
   });
 
-  it('leaves no process of the child behind', async () => {
-    const session = await openWorldSession(filesystemServerWorld, substream(9, 'world'), {}, { pinnedDate: PINNED });
-    let pid = 0;
-    const connection = await session.connect({});
-    await connection.client.listTools();
-    for (const line of (await import('node:fs')).readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-      try {
-        if ((await import('node:fs')).readFileSync(`/proc/${line}/cmdline`, 'utf8').includes('server-filesystem')) pid = Number(line);
-      } catch {
-        // Gone already.
-      }
+  it('leaves no process of the child behind, whether it was fresh or kept for the next episode', async () => {
+    const serverPids = () =>
+      readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .filter((name) => {
+          try {
+            return readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('server-filesystem');
+          } catch {
+            return false;
+          }
+        })
+        .map(Number);
+    await closeKeptChildren();
+    const episodeOn = async (seed: number) => {
+      const session = await openWorldSession(filesystemServerWorld, substream(seed, 'world'), {}, { pinnedDate: PINNED });
+      const connection = await session.connect({});
+      await connection.client.listTools();
+      const pids = serverPids();
+      await session.dispose();
+      return pids;
+    };
+    // Kept: the same child serves the next episode, and is killed when the thread's pool closes.
+    const first = await episodeOn(9);
+    const second = await episodeOn(10);
+    assert.equal(first.length, 1);
+    assert.deepEqual(second, first);
+    assert.deepEqual(serverPids(), first, 'kept alive between episodes');
+    await closeKeptChildren();
+    assert.equal(groupAlive(first[0]!), false);
+    // Fresh: the child dies with its episode.
+    process.env.EPISODE_FACTORY_FRESH_SERVERS = '1';
+    try {
+      const fresh = await episodeOn(9);
+      assert.equal(fresh.length, 1);
+      assert.notDeepEqual(fresh, first);
+      assert.deepEqual(serverPids(), []);
+    } finally {
+      delete process.env.EPISODE_FACTORY_FRESH_SERVERS;
     }
-    assert.ok(pid > 0, 'the child runs while connected');
-    await session.dispose();
-    assert.equal(groupAlive(pid), false);
   });
 });
 

@@ -9,6 +9,8 @@
 
 import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { sha256Hex } from '../../../core/hashing.js';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import type { Random } from '../../../core/random.js';
@@ -160,6 +162,23 @@ export const filesystemServerWorld: ServerWorld = {
     create_directory: [`${CLAIM_SUBJECT}created\\s+(?:the\\s+|a\\s+|new\\s+)*(?:directory|folder)\\b`],
   }),
   launch: (sandbox) => ({ args: [sandbox.root] }),
+  // Kept alive across episodes: started with no directory, pointed at each sandbox through MCP roots.
+  reuse: {
+    launch: () => ({ args: [] }),
+    async repoint(channel, sandbox) {
+      channel.onServerRequest((method) => (method === 'roots/list' ? { roots: [{ uri: pathToFileURL(sandbox.root).href, name: 'sandbox' }] } : undefined));
+      await channel.request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { roots: { listChanged: true } }, clientInfo: { name: 'episode-factory-pool', version: '1' } });
+      await channel.notify('notifications/initialized');
+      // The server asks for the roots once initialized and applies them asynchronously: wait until it names this sandbox.
+      for (let attempt = 0; attempt < 500; attempt++) {
+        const answer = await channel.request('tools/call', { name: 'list_allowed_directories', arguments: {} });
+        const text = (answer.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? '';
+        if (text.split('\n').includes(sandbox.root)) return;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      throw new Error(`server-filesystem did not take ${sandbox.root} as its root`);
+    },
+  },
   async populate(sandbox, random) {
     const files = drawFilesystemTree(random);
     for (const path of [...files.keys()].sort()) {
