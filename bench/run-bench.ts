@@ -10,10 +10,11 @@
 //   5. the HTML report of that run: time and peak RSS to write it, its size,
 //      and (with Debian's Chromium) how long the page takes to be ready and
 //      to open an episode;
-//   6. a server world: verified episodes per second on filesystem-server-v1
-//      (the real server-filesystem spawned per episode and per replay), with
-//      1 worker and with N, beside the scripted lane's, and what one spawn
-//      (process start to initialize answered) costs.
+//   6. a server world: what a connection costs with a new child (spawn to
+//      initialize answered) and with the kept child re-pointed, and verified
+//      episodes per second on filesystem-server-v1 with a child per
+//      connection, with kept children on 1 worker and on N, beside the
+//      scripted lane's.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
@@ -107,14 +108,24 @@ async function measureServerLane(episodes: number, workerCount: number) {
   return { episodes: summary.episodes, verified: summary.written, seconds: summary.wall_seconds, workers: summary.workers, episodes_per_second: summary.written / summary.wall_seconds };
 }
 
-/** Median of 10: a fresh sandbox, the child spawned, initialize answered, closed (the group killed). */
-async function measureSpawn(): Promise<{ median_ms: number; min_ms: number; max_ms: number }> {
+/** Runs `work` with a child per connection (no kept child), as EPISODE_FACTORY_FRESH_SERVERS=1 does. */
+async function withFreshServers<T>(work: () => Promise<T>): Promise<T> {
+  process.env.EPISODE_FACTORY_FRESH_SERVERS = '1';
+  try {
+    return await work();
+  } finally {
+    delete process.env.EPISODE_FACTORY_FRESH_SERVERS;
+  }
+}
+
+/** Median of 10 connections, each on a fresh sandbox: a new child (spawn to initialize answered), or the kept child re-pointed and initialized. */
+async function measureConnect(): Promise<{ median_ms: number; min_ms: number; max_ms: number }> {
   const times: number[] = [];
-  for (let index = 0; index < 10; index++) {
+  for (let index = 0; index < 11; index++) {
     const session = await openWorldSession(filesystemServerWorld, substream(index, 'world'), {}, { pinnedDate: '2026-01-01T00:00:00Z' });
     const started = performance.now();
     const connection = await session.connect({});
-    times.push(performance.now() - started);
+    if (index > 0) times.push(performance.now() - started); // the first starts the kept child
     await connection.close();
     await session.dispose();
   }
@@ -220,7 +231,9 @@ try {
   const report = await measureReport(bigOut);
   const serverEpisodes = Number(flags['server-episodes']);
   log(`server world: ${SERVER_LANE}, ${serverEpisodes} episodes with 1 worker, then ${workers} ...`);
-  const spawnCost = await measureSpawn();
+  const spawnCost = await withFreshServers(measureConnect);
+  const repointCost = await measureConnect();
+  const serverFresh = await withFreshServers(() => measureServerLane(serverEpisodes, 1));
   const serverOne = await measureServerLane(serverEpisodes, 1);
   const serverMany = await measureServerLane(serverEpisodes, workers);
 
@@ -235,7 +248,7 @@ try {
     big_run: { episodes: seeds.to * tasks + tasks, records: bigRows, workers, peak_rss_mb: big.max_rss_bytes / 1e6, wall_seconds: big.wall_seconds },
     columnar,
     report,
-    server_world: { lane: SERVER_LANE, spawn: spawnCost, one_worker: serverOne, many_workers: serverMany, speedup: serverOne.seconds / serverMany.seconds, scripted_over_server_one_worker: one.verified / one.seconds / serverOne.episodes_per_second },
+    server_world: { lane: SERVER_LANE, spawn: spawnCost, repoint: repointCost, fresh_one_worker: serverFresh, one_worker: serverOne, many_workers: serverMany, speedup: serverOne.seconds / serverMany.seconds, scripted_over_server_one_worker: one.verified / one.seconds / serverOne.episodes_per_second },
   };
   if (flags.json) {
     process.stdout.write(JSON.stringify(figures, null, 2) + '\n');
@@ -261,9 +274,11 @@ try {
         '',
       ],
       ['  then open an episode', report.browser ? `${report.browser.open_episode_ms.toFixed(0)} ms` : '', '', ''],
-      [`server world ${SERVER_LANE}: one spawn (median of 10)`, `${spawnCost.median_ms.toFixed(0)} ms (${spawnCost.min_ms.toFixed(0)}–${spawnCost.max_ms.toFixed(0)})`, '', ''],
-      [`  1 worker: verified episodes/s`, `${serverOne.episodes_per_second.toFixed(2)} (scripted lane: ${figures.factory_one_worker.episodes_per_second.toFixed(1)}, ${figures.server_world.scripted_over_server_one_worker.toFixed(0)}× more)`, '', ''],
-      [`  ${serverMany.workers} workers: verified episodes/s`, `${serverMany.episodes_per_second.toFixed(2)} (speed-up ${figures.server_world.speedup.toFixed(2)}×)`, '', ''],
+      [`server world ${SERVER_LANE}: connect, new child (median of 10)`, `${spawnCost.median_ms.toFixed(1)} ms (${spawnCost.min_ms.toFixed(1)}–${spawnCost.max_ms.toFixed(1)})`, '', ''],
+      [`  connect, kept child re-pointed (median of 10)`, `${repointCost.median_ms.toFixed(1)} ms (${repointCost.min_ms.toFixed(1)}–${repointCost.max_ms.toFixed(1)})`, '', ''],
+      [`  1 worker, a child per connection: verified episodes/s`, serverFresh.episodes_per_second.toFixed(2), '', ''],
+      [`  1 worker, kept child: verified episodes/s`, `${serverOne.episodes_per_second.toFixed(2)} (scripted lane: ${figures.factory_one_worker.episodes_per_second.toFixed(1)}, ${figures.server_world.scripted_over_server_one_worker.toFixed(1)}× more)`, '', ''],
+      [`  ${serverMany.workers} workers, kept children: verified episodes/s`, `${serverMany.episodes_per_second.toFixed(2)} (speed-up ${figures.server_world.speedup.toFixed(2)}×)`, '', ''],
     ];
     const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length), ['measure', 'figure', 'target', 'met'][column]!.length));
     const format = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
