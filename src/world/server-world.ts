@@ -7,6 +7,7 @@
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
+import type { ArgumentGuard } from './servers/guarding-transport.js';
 import type { Normalisation } from './servers/normalising-transport.js';
 import type { ToolSpec, World } from './world-contract.js';
 
@@ -59,6 +60,12 @@ export interface ServerWorld {
   probe(sandbox: Sandbox): Promise<JsonValue>;
   /** The declared normalisations, applied to every answer and to the snapshot, listed in the record. */
   normalisations(sandbox: Sandbox, pinnedDate: string): Normalisation[];
+  /**
+   * Declared argument guards, for a server that does not contain itself: a
+   * call one refuses is answered with an isError result naming the rule and
+   * never reaches the child (servers/guarding-transport.ts). Listed in the record.
+   */
+  readonly guards?: readonly ArgumentGuard[];
   /** The entry file to run; by default the pinned package's, resolved from node_modules. Test fixtures override it. */
   resolveEntry?(): string;
 }

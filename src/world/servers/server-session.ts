@@ -1,9 +1,9 @@
 // Owns one episode of a server world: a fresh sandbox filled by the world's
 // seeded generator, the real package spawned over stdio in its own process
 // group with an allowlisted, secret-free environment, the declared
-// normalisations under the fault layer, the state probe before and after, and
-// the world actor naming the package, its lockfile integrity, what the server
-// said it was and every normalisation. Each connection is a fresh child on the
+// normalisations and argument guards under the fault layer, the state probe
+// before and after, and the world actor naming the package, its lockfile
+// integrity, what the server said it was, every normalisation and every guard. Each connection is a fresh child on the
 // same sandbox (state lives on disk, so it survives a reconnect the way a
 // scripted world's state does); close kills the whole process group.
 
@@ -18,6 +18,7 @@ import type { Sandbox, ServerWorld } from '../server-world.js';
 import { mcpSdkVersion } from '../world-actor.js';
 import type { WorldSession, WorldSessionOptions } from '../world-session.js';
 import { ChildTransport } from './child-transport.js';
+import { GuardingTransport, type ArgumentGuard } from './guarding-transport.js';
 import { normaliseUp, NormalisingTransport, type Normalisation } from './normalising-transport.js';
 import { createSandbox, removeSandbox, sandboxHome } from './sandbox.js';
 import { installedPackage } from './server-package.js';
@@ -40,7 +41,13 @@ export function serverEnvironment(sandbox: Sandbox, added: Record<string, string
 }
 
 /** How a server world names itself in a record. */
-export function serverWorldActor(world: ServerWorld, integrity: string, serverInfo: { name: string; version: string } | undefined, normalisations: readonly Normalisation[]): JsonObject {
+export function serverWorldActor(
+  world: ServerWorld,
+  integrity: string,
+  serverInfo: { name: string; version: string } | undefined,
+  normalisations: readonly Normalisation[],
+  guards: readonly ArgumentGuard[] = world.guards ?? [],
+): JsonObject {
   return {
     role: 'world',
     kind: 'mcp-server',
@@ -52,6 +59,8 @@ export function serverWorldActor(world: ServerWorld, integrity: string, serverIn
     integrity,
     server_info: serverInfo ? `${serverInfo.name} ${serverInfo.version}` : 'unknown',
     normalisations: normalisations.map((rule) => ({ id: rule.id, rule: rule.describe })),
+    // Only a world that declares guards lists them, so other worlds' records keep their bytes.
+    ...(guards.length > 0 ? { guards: guards.map((guard) => ({ id: guard.id, rule: guard.describe })) } : {}),
   };
 }
 
@@ -114,7 +123,9 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
         },
       };
       live.add(connection);
-      const upstream = new NormalisingTransport(child, normalisations);
+      // Guards above the normaliser: they judge the arguments as the model sent them, and their refusals are our own text.
+      const normalised = new NormalisingTransport(child, normalisations);
+      const upstream = world.guards?.length ? new GuardingTransport(normalised, world.guards) : normalised;
       try {
         if (!connectOptions.faults) {
           await client.connect(upstream, { timeout: STARTUP_TIMEOUT_MS });
