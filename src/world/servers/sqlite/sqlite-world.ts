@@ -387,7 +387,10 @@ function storeViews(keyed: Record<string, Record<string, JsonObject>>): JsonObje
   const family = (name: JsonValue | undefined) => (typeof name === 'string' ? name.split(', ')[0]! : null);
 
   const productView: Record<string, JsonObject> = {};
-  for (const [key, row] of Object.entries(products)) productView[key] = { ...row, family: family(row.name) };
+  for (const [key, row] of Object.entries(products)) {
+    const codes = items.filter((item) => item.product_id === row.id).map((item) => orders.find((order) => order.id === item.order_id)?.code ?? null);
+    productView[key] = { ...row, family: family(row.name), order_codes: [...new Set(codes)] };
+  }
 
   const orderView: Record<string, JsonObject> = {};
   for (const order of orders) {
