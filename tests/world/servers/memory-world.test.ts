@@ -17,7 +17,7 @@ import { canonicalJson } from '../../../src/core/canonical-json.js';
 import { substream } from '../../../src/core/random.js';
 import { groupAlive } from '../../../src/world/servers/child-transport.js';
 import { readListedCatalog } from '../../../src/world/servers/listed-catalog.js';
-import { drawMemoryGraph, memoryFileText, memoryServerWorld, parseMemoryFile, probeMemorySandbox } from '../../../src/world/servers/memory/memory-world.js';
+import { drawMemoryGraph, memoryFileText, memoryServerWorld, memorySnapshot, parseMemoryFile, probeMemorySandbox } from '../../../src/world/servers/memory/memory-world.js';
 import { createSandbox, removeSandbox } from '../../../src/world/servers/sandbox.js';
 import { openWorldSession } from '../../../src/world/world-session.js';
 
@@ -181,6 +181,20 @@ describe('memory graph generator and probe', () => {
       assert.equal(new Set(names).size, names.length, `seed ${seed}: names are unique`);
       const keys = graph.relations.map((relation) => `${relation.from}|${relation.relationType}|${relation.to}`);
       assert.equal(new Set(keys).size, keys.length, `seed ${seed}: relations are unique`);
+      // The lane's scripted answers read a person's city as their first observation, their project as the first
+      // relation open_nodes lists for them, and a lead's team as the third.
+      const snapshot = memorySnapshot(graph) as any;
+      for (const person of Object.values(snapshot.people) as any[]) {
+        const listed = graph.relations.filter((relation) => relation.from === person.name || relation.to === person.name);
+        assert.equal(person.observations[0], `based in ${person.city}`);
+        assert.deepEqual(listed[0], { from: person.name, to: person.project, relationType: 'works_on' });
+        if (person.is_lead) assert.deepEqual(listed[2], { from: person.name, to: person.leads, relationType: 'manages' });
+      }
+      for (const key of ['newcomers', 'duplicates', 'leaves']) assert.ok(Object.keys(snapshot[key]).length >= 1, `seed ${seed}: ${key}`);
+      assert.ok((Object.values(snapshot.people) as any[]).some((person) => person.is_lead && person.has_reports), `seed ${seed}: a lead with reports`);
+      assert.ok((Object.values(snapshot.tools) as any[]).some((tool) => tool.has_users && tool.has_non_users), `seed ${seed}: a tool with users and non-users`);
+      assert.ok(Object.keys(snapshot.cities).length >= 2, `seed ${seed}: two cities`);
+      assert.equal((Object.values(snapshot.projects) as any[]).filter((project) => project.has_twin && !project.legacy).length, 1, `seed ${seed}: one project with a twin`);
       for (const entity of graph.entities.filter((candidate) => candidate.entityType === 'project' || candidate.entityType === 'tool')) {
         // What search_nodes matches: a substring of a name, a type or an observation, case-insensitively.
         const hits = graph.entities.filter((other) => [other.name, other.entityType, ...other.observations].some((text) => text.toLowerCase().includes(entity.name.toLowerCase())));

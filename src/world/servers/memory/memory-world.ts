@@ -121,6 +121,9 @@ export function drawMemoryGraph(random: Random): MemoryGraph {
   entities.push(duplicate);
   for (const tool of tools) entities.push({ name: tool, entityType: 'tool', observations: random.sample(TOOL_NOTES, 1) });
 
+  // Each person's own relations in a fixed order (works_on, member_of, then manages or reports_to, then uses),
+  // leads first: open_nodes lists them in file order, so a lane's scripted answer may name the project as the
+  // first relation and a lead's team as the third. "based in" is likewise always a person's first observation.
   const relations: MemoryRelation[] = [];
   for (const person of people) {
     relations.push({ from: person.name, to: person.project, relationType: 'works_on' });
