@@ -383,6 +383,10 @@ function interpret(message: ToolMessage): Outcome {
   try {
     return { ok: true, value: JSON.parse(message.content) as JsonValue };
   } catch {
+    // A real server may answer in plain text ("Entities deleted successfully"):
+    // that text is its result. Only text that starts like JSON and does not
+    // parse was cut short (scripted worlds always answer a JSON object).
+    if (message.content.trim() !== '' && !/^\s*[[{"]/.test(message.content)) return { ok: true, value: message.content };
     return { ok: false, kind: 'unreadable', text: message.content, error: 'the result could not be read; it looks cut short' };
   }
 }

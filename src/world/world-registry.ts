@@ -6,6 +6,7 @@ import { FactoryError } from '../core/errors.js';
 import { isServerWorld, type AnyWorld, type ServerWorld } from './server-world.js';
 import type { World } from './world-contract.js';
 import { filesystemServerWorld } from './servers/filesystem/filesystem-world.js';
+import { memoryServerWorld } from './servers/memory/memory-world.js';
 import { sqliteServerWorld } from './servers/sqlite/sqlite-world.js';
 import { calendarWorld } from './calendar/calendar-world.js';
 import { filesWorld } from './files/files-world.js';
@@ -13,7 +14,7 @@ import { issuesWorld } from './issues/issues-world.js';
 import { shopWorld } from './shop/shop-world.js';
 import { tasksWorld } from './tasks/tasks-world.js';
 
-const worlds = new Map<string, AnyWorld>([issuesWorld, filesWorld, calendarWorld, shopWorld, tasksWorld, filesystemServerWorld, sqliteServerWorld].map((world) => [world.name, world]));
+const worlds = new Map<string, AnyWorld>([issuesWorld, filesWorld, calendarWorld, shopWorld, tasksWorld, filesystemServerWorld, memoryServerWorld, sqliteServerWorld].map((world) => [world.name, world]));
 
 /** The worlds every thread has from this module alone; a world registered at run time exists only in the thread that registered it. */
 const builtIn = new Set(worlds.keys());

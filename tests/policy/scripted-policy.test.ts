@@ -41,6 +41,21 @@ describe('scripted policy', () => {
     assert.equal(policy.actor.variant, 'clean');
   });
 
+  it('takes a plain-text answer as the result, but text that starts like JSON and does not parse as cut short', async () => {
+    const plainScript: ScriptStep[] = [{ call: 'search_issues', arguments: { query: 'login', limit: 20 }, as: 'said' }, { answer: 'The server said: {{said}}' }];
+    const plain = new ScriptedPolicy({ script: plainScript, variant: 'clean', random: substream(1, 'policy') });
+    const messages: Message[] = [{ role: 'user', content: 'find login bugs' }];
+    await step(plain, messages);
+    // A real server's write answer, e.g. server-memory's delete_entities.
+    messages.push(toolMessage('call_1', 'Entities deleted successfully'));
+    assert.deepEqual(await step(plain, messages), { kind: 'final_text', text: 'The server said: Entities deleted successfully' });
+    const cut = new ScriptedPolicy({ script, variant: 'clean', random: substream(1, 'policy') });
+    const again: Message[] = [{ role: 'user', content: 'find login bugs' }];
+    await step(cut, again);
+    again.push(toolMessage('call_1', '{"issues":[{"numb'));
+    assert.match((await step(cut, again) as { text: string }).text, /could not finish the task: search_issues failed \(the result could not be read; it looks cut short\)/);
+  });
+
   it('in wrong_type_first, makes one mistake, reads the error, and repairs it', async () => {
     const policy = new ScriptedPolicy({ script, variant: 'wrong_type_first', random: substream(1, 'policy') });
     const messages: Message[] = [{ role: 'user', content: 'find login bugs' }];
