@@ -376,17 +376,14 @@ const LOOKS_LIKE_JSON = /^\s*(?:\{\s*["}]|\[\s*(?:["{[\]\-0-9]|true|false|null))
 function interpret(message: ToolMessage): Outcome {
   const error = message.tool_result.error ?? message.content;
   if (!message.tool_result.ok) return { ok: false, kind: message.tool_result.kind ?? 'tool_error', text: message.content, error };
-  // Third-party servers answer in prose (server-filesystem: the file's text, "Successfully wrote to …"):
+  // Third-party servers answer in prose (server-filesystem: the file's text, "Successfully wrote to …";
+  // server-memory: "Entities deleted successfully"):
   // a result that does not even start like JSON is bound as { text }. One that starts like JSON and
   // does not parse was cut short.
   if (!LOOKS_LIKE_JSON.test(message.content)) return { ok: true, value: { text: message.content } };
   try {
     return { ok: true, value: JSON.parse(message.content) as JsonValue };
   } catch {
-    // A real server may answer in plain text ("Entities deleted successfully"):
-    // that text is its result. Only text that starts like JSON and does not
-    // parse was cut short (scripted worlds always answer a JSON object).
-    if (message.content.trim() !== '' && !/^\s*[[{"]/.test(message.content)) return { ok: true, value: message.content };
     return { ok: false, kind: 'unreadable', text: message.content, error: 'the result could not be read; it looks cut short' };
   }
 }

@@ -42,7 +42,7 @@ describe('scripted policy', () => {
   });
 
   it('takes a plain-text answer as the result, but text that starts like JSON and does not parse as cut short', async () => {
-    const plainScript: ScriptStep[] = [{ call: 'search_issues', arguments: { query: 'login', limit: 20 }, as: 'said' }, { answer: 'The server said: {{said}}' }];
+    const plainScript: ScriptStep[] = [{ call: 'search_issues', arguments: { query: 'login', limit: 20 }, as: 'said' }, { answer: 'The server said: {{said.text}}' }];
     const plain = new ScriptedPolicy({ script: plainScript, variant: 'clean', random: substream(1, 'policy') });
     const messages: Message[] = [{ role: 'user', content: 'find login bugs' }];
     await step(plain, messages);
