@@ -8,7 +8,7 @@
 // predicates and task parameters point into, and the declared normalisation
 // (the sandbox path, which no measured result shows, declared for safety).
 
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import type { Random } from '../../../core/random.js';
@@ -338,6 +338,17 @@ export const memoryServerWorld: ServerWorld = {
   }),
   // Always absolute and inside the sandbox: a relative or missing value would write into the package's own directory.
   launch: (sandbox) => ({ args: [], env: { MEMORY_FILE_PATH: join(sandbox.root, MEMORY_FILE) } }),
+  // Kept alive across episodes: the server re-reads its file on every call and writes it by temp file and
+  // rename in the same directory, so its path goes through a link the pool moves to each episode's sandbox.
+  reuse: {
+    launch: (poolDirectory) => ({ args: [], env: { MEMORY_FILE_PATH: join(poolDirectory, 'current', MEMORY_FILE) } }),
+    async repoint(_channel, sandbox, poolDirectory) {
+      const next = join(poolDirectory, 'current.next');
+      await rm(next, { force: true });
+      await symlink(sandbox.root, next);
+      await rename(next, join(poolDirectory, 'current'));
+    },
+  },
   async populate(sandbox, random) {
     await writeFile(join(sandbox.root, MEMORY_FILE), memoryFileText(drawMemoryGraph(random)));
   },
