@@ -1,7 +1,7 @@
 // Owns the check `npm test` runs before anything else: what the suite needs
-// beyond Node (Debian's Chromium for the report's browser test; python3 with
-// venv, and the Python environment scripts/python-loaders.sh builds, for the
-// loader test) is there, or the run stops at once with one line saying what is
+// beyond Node (Debian's Chromium for the report's browser test; the compiled
+// sqlite3 of mcp-sqlite for the SQLite server world; python3 with venv, and
+// the Python environment scripts/python-loaders.sh builds, for the loader test) is there, or the run stops at once with one line saying what is
 // missing and how to get it, instead of failing minutes in. Plain Node ESM, so
 // it runs before the TypeScript build. Quiet when everything is there.
 //
@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -49,6 +50,17 @@ if (!isExecutableFile(chromium)) {
     stop(`no Chromium at ${JSON.stringify(chromium)} (CHROMIUM_PATH)`, `set CHROMIUM_PATH=/path/to/chromium, or unset it and ${install('chromium')}`);
   }
   stop(`no Chromium at ${chromium} (the report's browser test drives Debian's Chromium)`, `${install('chromium')}, or set CHROMIUM_PATH=/path/to/chromium`);
+}
+
+// The SQLite server world runs mcp-sqlite, whose sqlite3 is a native module an install compiles when no
+// prebuilt binary can be fetched (here it cannot): without a compiler the optional dependency is left out.
+try {
+  createRequire(join(ROOT, 'node_modules', 'mcp-sqlite', 'package.json'))('sqlite3');
+} catch (error) {
+  stop(
+    `mcp-sqlite's sqlite3 native module does not load (${String(error.message).split('\n')[0]}); the sqlite-server world needs it`,
+    `${install('build-essential python3')}, then npm rebuild sqlite3 (or npm ci again)`,
+  );
 }
 
 /** What the environment was last found ready for: this version of the script, on this venv. */

@@ -110,3 +110,37 @@ describe('a lane on the real server-filesystem', () => {
     });
   });
 });
+
+describe('lanes on the real server-memory and mcp-sqlite', () => {
+  for (const [lane, count, kept] of [
+    ['memory-server-v1', 10, true],
+    ['sqlite-server-v1', 8, false],
+  ] as const) {
+    it(`${lane}: generate, replay byte for byte, audit; ${kept ? 'a kept child and a fresh one give the same bytes' : 'a child per connection'}`, async () => {
+      const root = temporaryDirectory('ef-server-lane-');
+      const out = join(root, 'out');
+      const generated = await runCliAsync(REPO_ROOT, 'generate', lane, '--seeds', '0..0', '--out', out);
+      assert.equal(generated.status, 0, generated.stderr);
+      const text = readFileSync(join(out, 'episodes.jsonl'), 'utf8');
+      assert.equal(text.trim().split('\n').length, count);
+      const world = JSON.parse(text.split('\n')[0]!).provenance.actors.find((actor: any) => actor.role === 'world');
+      assert.match(world.package, lane.startsWith('memory') ? /^@modelcontextprotocol\/server-memory@2026\.8\.31$/ : /^mcp-sqlite@1\.0\.9$/);
+      assert.match(world.integrity, /^sha512-/);
+      const replay = await runCliAsync(REPO_ROOT, 'replay', out);
+      assert.equal(replay.status, 0, replay.stdout + replay.stderr);
+      assert.match(replay.stdout, new RegExp(`${count} records, ${count} verified, 0 failed`));
+      const audit = await runCliAsync(REPO_ROOT, 'audit', out);
+      assert.equal(audit.status, 0, audit.stdout + audit.stderr);
+      if (kept) {
+        process.env.EPISODE_FACTORY_FRESH_SERVERS = '1';
+        try {
+          const fresh = await runCliAsync(REPO_ROOT, 'generate', lane, '--seeds', '0..0', '--out', join(root, 'fresh'));
+          assert.equal(fresh.status, 0, fresh.stderr);
+        } finally {
+          delete process.env.EPISODE_FACTORY_FRESH_SERVERS;
+        }
+        assert.equal(readFileSync(join(root, 'fresh', 'episodes.jsonl'), 'utf8'), text);
+      }
+    });
+  }
+});
