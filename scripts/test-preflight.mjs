@@ -54,13 +54,18 @@ if (!isExecutableFile(chromium)) {
 
 // The SQLite server world runs mcp-sqlite, whose sqlite3 is a native module an install compiles when no
 // prebuilt binary can be fetched (here it cannot): without a compiler the optional dependency is left out.
-try {
-  createRequire(join(ROOT, 'node_modules', 'mcp-sqlite', 'package.json'))('sqlite3');
-} catch (error) {
-  stop(
-    `mcp-sqlite's sqlite3 native module does not load (${String(error.message).split('\n')[0]}); the sqlite-server world needs it`,
-    `${install('build-essential python3')}, then npm rebuild sqlite3 (or npm ci again)`,
-  );
+// (A checkout with no node_modules at all has bigger problems, which npm ci fixes; nothing is checked there.)
+const SQLITE_SERVER = join(ROOT, 'node_modules', 'mcp-sqlite', 'package.json');
+if (existsSync(join(ROOT, 'node_modules'))) {
+  try {
+    if (!existsSync(SQLITE_SERVER)) throw new Error('mcp-sqlite is not installed');
+    createRequire(SQLITE_SERVER)('sqlite3');
+  } catch (error) {
+    stop(
+      `mcp-sqlite's sqlite3 native module does not load (${String(error.message).split('\n')[0]}); the sqlite-server world needs it`,
+      `${install('build-essential python3')}, then npm rebuild sqlite3 (or npm ci again)`,
+    );
+  }
 }
 
 /** What the environment was last found ready for: this version of the script, on this venv. */

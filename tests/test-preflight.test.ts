@@ -50,6 +50,16 @@ function sandbox(loaders: string): { root: string; script: string; bin: string }
 const SOME_EXECUTABLE = process.execPath;
 
 describe('test preflight', () => {
+  it('says when the SQLite server world\'s native module does not load, with the packages that build it', () => {
+    const { root, script } = sandbox('#!/bin/sh\nexit 0\n');
+    // An install where mcp-sqlite is present but its sqlite3 was never built.
+    mkdirSync(join(root, 'node_modules', 'mcp-sqlite'), { recursive: true });
+    writeFileSync(join(root, 'node_modules', 'mcp-sqlite', 'package.json'), '{"name":"mcp-sqlite","version":"1.0.9"}');
+    const run = preflight(script, { CHROMIUM_PATH: SOME_EXECUTABLE }, root);
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /^test preflight: mcp-sqlite's sqlite3 native module does not load \(Cannot find module 'sqlite3'\); the sqlite-server world needs it — fix: apt-get install build-essential python3 as root, sudo apt-get install build-essential python3 otherwise, then npm rebuild sqlite3 \(or npm ci again\)\n$/);
+  });
+
   it('stops at once, in one line with the fix, when Chromium is missing', () => {
     const run = preflight(PREFLIGHT, { CHROMIUM_PATH: '/nonexistent/chromium' });
     assert.equal(run.status, 2);
