@@ -7,7 +7,7 @@
 // it the way the server does.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -16,6 +16,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../../src/core/canonical-json.js';
 import { substream } from '../../../src/core/random.js';
 import { groupAlive } from '../../../src/world/servers/child-transport.js';
+import { closeKeptChildren } from '../../../src/world/servers/server-pool.js';
 import { readListedCatalog } from '../../../src/world/servers/listed-catalog.js';
 import { drawMemoryGraph, memoryFileText, memoryServerWorld, memorySnapshot, parseMemoryFile, probeMemorySandbox } from '../../../src/world/servers/memory/memory-world.js';
 import { createSandbox, removeSandbox } from '../../../src/world/servers/sandbox.js';
@@ -137,7 +138,12 @@ describe('memory server world', () => {
     assert.notEqual(canonicalJson(a.initial), canonicalJson(c.initial));
   });
 
-  it('points MEMORY_FILE_PATH at an absolute path inside the sandbox, and leaves no process or sandbox behind', async () => {
+  it('points MEMORY_FILE_PATH at an absolute path inside the sandbox, and leaves no process or sandbox behind', async (t) => {
+    // A child per connection here; the kept child is the next test.
+    process.env.EPISODE_FACTORY_FRESH_SERVERS = '1';
+    t.after(() => {
+      delete process.env.EPISODE_FACTORY_FRESH_SERVERS;
+    });
     assert.deepEqual(memoryServerWorld.launch({ base: '/tmp/x', root: '/tmp/x/sandbox' }), { args: [], env: { MEMORY_FILE_PATH: '/tmp/x/sandbox/memory.jsonl' } });
     let pid = 0;
     const session = await openWorldSession(memoryServerWorld, substream(9, 'world'), {}, {
@@ -159,6 +165,34 @@ describe('memory server world', () => {
     await session.dispose();
     assert.equal(groupAlive(pid), false);
     assert.equal(existsSync(dirname(dirname(file))), false, 'the sandbox is removed');
+  });
+
+  it('kept across episodes: MEMORY_FILE_PATH goes through a link the pool moves to each episode\'s sandbox', async () => {
+    await closeKeptChildren();
+    const pids: number[] = [];
+    const files: string[] = [];
+    for (const seed of [3, 4]) {
+      const session = await openWorldSession(memoryServerWorld, substream(seed, 'world'), {}, {
+        pinnedDate: PINNED,
+        onEvent: (event, data) => {
+          if (event === 'server_started') pids.push(data.pid as number);
+        },
+      });
+      const connection = await session.connect({});
+      await connection.client.callTool({ name: 'create_entities', arguments: { entities: [{ name: `Probe ${seed}`, entityType: 'test', observations: [] }] } });
+      const pid = pids.at(-1)!;
+      const file = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((line) => line.startsWith('MEMORY_FILE_PATH='))!.slice('MEMORY_FILE_PATH='.length);
+      assert.match(file, /\/episode-factory-memory-server-pool-[^/]+\/current\/memory\.jsonl$/);
+      files.push(realpathSync(file));
+      const final = (await session.finalSnapshot()) as { entities: Array<{ name: string }> };
+      assert.ok(final.entities.some((entity) => entity.name === `Probe ${seed}`), 'the write landed in this episode\'s sandbox');
+      assert.ok(!final.entities.some((entity) => entity.name === `Probe ${seed - 1}`), 'and not the last one\'s');
+      await session.dispose();
+    }
+    assert.equal(pids[0], pids[1], 'one child served both episodes');
+    assert.notEqual(files[0], files[1], 'each through its own sandbox');
+    await closeKeptChildren();
+    assert.equal(groupAlive(pids[0]!), false);
   });
 });
 
