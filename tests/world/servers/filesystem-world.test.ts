@@ -7,7 +7,6 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../../src/core/canonical-json.js';
 import { substream } from '../../../src/core/random.js';
 import { FaultState } from '../../../src/world/faults/fault-state.js';
@@ -15,22 +14,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { ChildTransport, groupAlive } from '../../../src/world/servers/child-transport.js';
 import { closeKeptChildren } from '../../../src/world/servers/server-pool.js';
 import { filesystemServerWorld } from '../../../src/world/servers/filesystem/filesystem-world.js';
-import { readListedCatalog } from '../../../src/world/servers/listed-catalog.js';
 import { jsDateString, sandboxPath } from '../../../src/world/servers/normalising-transport.js';
 import { serverEnvironment } from '../../../src/world/servers/server-session.js';
 import { openWorldSession } from '../../../src/world/world-session.js';
+import { liveAndPinnedCatalog, PINNED, sessionCalls, type Call } from './server-world-harness.js';
 
-const PINNED = '2026-01-15T12:00:00Z';
 const SHOWN_ROOT = '/sandbox';
 
 /** One episode's worth of calls on a fresh sandbox from `seed`; everything it returns is what a record would hold. */
-async function episode(seed: number) {
-  const session = await openWorldSession(filesystemServerWorld, substream(seed, 'world'), {}, { pinnedDate: PINNED });
-  try {
-    const initial = session.initialSnapshot as any;
+function episode(seed: number) {
+  return sessionCalls(filesystemServerWorld, seed, (initial) => {
     const first = Object.keys(initial.files)[0]!;
-    const connection = await session.connect({});
-    const calls: Array<[string, Record<string, unknown>]> = [
+    const calls: Call[] = [
       ['list_allowed_directories', {}],
       ['list_directory', { path: SHOWN_ROOT }],
       ['read_text_file', { path: `${SHOWN_ROOT}/${first}` }],
@@ -45,17 +40,8 @@ async function episode(seed: number) {
       ['read_text_file', { path: `${SHOWN_ROOT}/../escape.txt` }],
       ['read_text_file', { path: `${SHOWN_ROOT}/missing.txt` }],
     ];
-    const results: Array<{ name: string; args: Record<string, unknown>; result: CallToolResult }> = [];
-    try {
-      for (const [name, args] of calls) results.push({ name, args, result: (await connection.client.callTool({ name, arguments: args })) as CallToolResult });
-    } finally {
-      await connection.close();
-    }
-    const final = (await session.finalSnapshot()) as any;
-    return { initial, final, results, actor: session.actor() };
-  } finally {
-    await session.dispose();
-  }
+    return { calls };
+  });
 }
 
 describe('normalisations', () => {
@@ -87,17 +73,10 @@ describe('normalisations', () => {
 
 describe('filesystem server world', () => {
   it('lists exactly the pinned catalog the adapter declares', async () => {
-    const session = await openWorldSession(filesystemServerWorld, substream(0, 'world'), {}, { pinnedDate: PINNED });
-    try {
-      const connection = await session.connect({});
-      const listed = await connection.client.listTools();
-      await connection.close();
-      const pinned = readListedCatalog(new URL('../../../src/world/servers/filesystem/filesystem-catalog.json', import.meta.url));
-      assert.equal(canonicalJson(listed.tools as never), canonicalJson(pinned as never));
-      assert.deepEqual(filesystemServerWorld.tools.map((tool) => tool.name), listed.tools.map((tool) => tool.name));
-    } finally {
-      await session.dispose();
-    }
+    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(filesystemServerWorld, new URL('../../../src/world/servers/filesystem/filesystem-catalog.json', import.meta.url));
+    assert.equal(canonicalJson(listed as never), canonicalJson(pinned as never));
+    assert.deepEqual(filesystemServerWorld.tools.map((tool) => tool.name), listed.map((tool) => tool.name));
+    assert.deepEqual(serverInfo, { name: 'secure-filesystem-server', version: '0.2.0' });
   });
 
   it('gives byte-identical normalised results and snapshots for the same seed on two fresh sandboxes', async () => {

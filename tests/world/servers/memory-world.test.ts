@@ -12,17 +12,15 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../../src/core/canonical-json.js';
 import { substream } from '../../../src/core/random.js';
 import { groupAlive } from '../../../src/world/servers/child-transport.js';
 import { closeKeptChildren } from '../../../src/world/servers/server-pool.js';
-import { readListedCatalog } from '../../../src/world/servers/listed-catalog.js';
 import { drawMemoryGraph, memoryFileText, memoryServerWorld, memorySnapshot, parseMemoryFile, probeMemorySandbox } from '../../../src/world/servers/memory/memory-world.js';
 import { createSandbox, removeSandbox } from '../../../src/world/servers/sandbox.js';
 import { openWorldSession } from '../../../src/world/world-session.js';
+import { liveAndPinnedCatalog, PINNED, sessionCalls, type Call } from './server-world-harness.js';
 
-const PINNED = '2026-12-01T00:00:00Z';
 const PACKAGE_DIR = dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/package.json'));
 
 /** Everything under the package directory, relative, sorted: a write there would show. */
@@ -34,21 +32,12 @@ function packageTree(directory = PACKAGE_DIR, prefix = ''): string[] {
 }
 
 /** One episode's worth of calls on a fresh sandbox from `seed`; everything it returns is what a record would hold. */
-async function episode(seed: number) {
-  const started: number[] = [];
-  const session = await openWorldSession(memoryServerWorld, substream(seed, 'world'), {}, {
-    pinnedDate: PINNED,
-    onEvent: (event, data) => {
-      if (event === 'server_started') started.push(data.pid as number);
-    },
-  });
-  try {
-    const initial = session.initialSnapshot as any;
+function episode(seed: number) {
+  return sessionCalls(memoryServerWorld, seed, (initial) => {
     const person = Object.keys(initial.people)[0]!;
     const newcomer = Object.keys(initial.newcomers)[0]!;
     const project = (Object.values(initial.projects) as any[]).find((entry) => entry.has_twin && !entry.legacy).name as string;
-    const connection = await session.connect({});
-    const calls: Array<[string, Record<string, unknown>]> = [
+    const calls: Call[] = [
       ['read_graph', {}],
       ['search_nodes', { query: project }],
       ['open_nodes', { names: [person, 'Nobody'] }],
@@ -64,35 +53,19 @@ async function episode(seed: number) {
       ['delete_entities', { entityNames: [Object.keys(initial.duplicates)[0]!] }],
       ['open_nodes', {}],
     ];
-    const results: Array<{ name: string; args: Record<string, unknown>; result: CallToolResult }> = [];
-    try {
-      for (const [name, args] of calls) results.push({ name, args, result: (await connection.client.callTool({ name, arguments: args })) as CallToolResult });
-    } finally {
-      await connection.close();
-    }
-    const final = (await session.finalSnapshot()) as any;
-    return { initial, final, results, actor: session.actor(), pids: started, person, newcomer, project };
-  } finally {
-    await session.dispose();
-  }
+    return { calls, person, newcomer, project };
+  });
 }
 
 describe('memory server world', () => {
   it('lists exactly the pinned catalog the adapter declares', async () => {
-    const session = await openWorldSession(memoryServerWorld, substream(0, 'world'), {}, { pinnedDate: PINNED });
-    try {
-      const connection = await session.connect({});
-      const listed = await connection.client.listTools();
-      await connection.close();
-      const pinned = readListedCatalog(new URL('../../../src/world/servers/memory/memory-catalog.json', import.meta.url));
-      assert.equal(canonicalJson(listed.tools as never), canonicalJson(pinned as never));
-      assert.deepEqual(memoryServerWorld.tools.map((tool) => tool.name), listed.tools.map((tool) => tool.name));
-      assert.deepEqual(listed.tools.map((tool) => tool.name).sort(), [
-        'add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations', 'open_nodes', 'read_graph', 'search_nodes',
-      ]);
-    } finally {
-      await session.dispose();
-    }
+    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(memoryServerWorld, new URL('../../../src/world/servers/memory/memory-catalog.json', import.meta.url));
+    assert.equal(canonicalJson(listed as never), canonicalJson(pinned as never));
+    assert.deepEqual(memoryServerWorld.tools.map((tool) => tool.name), listed.map((tool) => tool.name));
+    assert.deepEqual(listed.map((tool) => tool.name).sort(), [
+      'add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations', 'open_nodes', 'read_graph', 'search_nodes',
+    ]);
+    assert.deepEqual(serverInfo, { name: 'memory-server', version: '0.6.3' });
   });
 
   it('gives byte-identical results and snapshots for the same seed on two fresh sandboxes, and the writes land in the file', async () => {

@@ -15,12 +15,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../../src/core/canonical-json.js';
 import { substream } from '../../../src/core/random.js';
 import { groupAlive } from '../../../src/world/servers/child-transport.js';
-import { readListedCatalog } from '../../../src/world/servers/listed-catalog.js';
 import { sqlEscapes, sqlOutsideQuotes } from '../../../src/world/servers/sqlite/sql-containment.js';
 import { sqliteServerWorld } from '../../../src/world/servers/sqlite/sqlite-world.js';
 import { openWorldSession, type WorldSession } from '../../../src/world/world-session.js';
+import { liveAndPinnedCatalog, PINNED, sessionCalls, type Call } from './server-world-harness.js';
 
-const PINNED = '2026-12-01T00:00:00Z';
 
 /** A session whose child's pid is known (from the session's own start-up event). */
 async function open(seed: number): Promise<{ session: WorldSession; pids: number[] }> {
@@ -37,13 +36,10 @@ async function open(seed: number): Promise<{ session: WorldSession; pids: number
 const text = (result: CallToolResult) => (result.content as Array<{ text: string }>).map((block) => block.text).join('\n');
 
 /** One episode's worth of calls on a fresh sandbox from `seed`; everything it returns is what a record would hold. */
-async function episode(seed: number) {
-  const { session } = await open(seed);
-  try {
-    const initial = session.initialSnapshot as any;
-    const connection = await session.connect({});
+function episode(seed: number) {
+  return sessionCalls(sqliteServerWorld, seed, (initial) => {
     const customer = Object.values(initial.customer_view as Record<string, any>).find((row) => row.deleted === 0)!;
-    const calls: Array<[string, Record<string, unknown>]> = [
+    const calls: Call[] = [
       ['db_info', {}],
       ['list_tables', {}],
       ['get_table_schema', { tableName: 'orders' }],
@@ -57,17 +53,8 @@ async function episode(seed: number) {
       ['delete_records', { table: 'leads', conditions: { converted: 1 } }],
       ['db_info', {}],
     ];
-    const results: Array<{ name: string; args: Record<string, unknown>; result: CallToolResult }> = [];
-    try {
-      for (const [name, args] of calls) results.push({ name, args, result: (await connection.client.callTool({ name, arguments: args })) as CallToolResult });
-    } finally {
-      await connection.close();
-    }
-    const final = (await session.finalSnapshot()) as any;
-    return { initial, final, results, actor: session.actor(), customer };
-  } finally {
-    await session.dispose();
-  }
+    return { calls, customer };
+  });
 }
 
 describe('sql containment guard', () => {
@@ -106,18 +93,10 @@ describe('sql containment guard', () => {
 
 describe('sqlite server world', () => {
   it('lists exactly the pinned catalog the adapter declares', async () => {
-    const { session } = await open(0);
-    try {
-      const connection = await session.connect({});
-      const listed = await connection.client.listTools();
-      assert.deepEqual(connection.client.getServerVersion(), { name: 'mcp-sqlite-server', version: '1.0.0' });
-      await connection.close();
-      const pinned = readListedCatalog(new URL('../../../src/world/servers/sqlite/sqlite-catalog.json', import.meta.url));
-      assert.equal(canonicalJson(listed.tools as never), canonicalJson(pinned as never));
-      assert.deepEqual(sqliteServerWorld.tools.map((tool) => tool.name), listed.tools.map((tool) => tool.name));
-    } finally {
-      await session.dispose();
-    }
+    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(sqliteServerWorld, new URL('../../../src/world/servers/sqlite/sqlite-catalog.json', import.meta.url));
+    assert.deepEqual(serverInfo, { name: 'mcp-sqlite-server', version: '1.0.0' });
+    assert.equal(canonicalJson(listed as never), canonicalJson(pinned as never));
+    assert.deepEqual(sqliteServerWorld.tools.map((tool) => tool.name), listed.map((tool) => tool.name));
   });
 
   it('gives byte-identical normalised results and snapshots for the same seed on two fresh sandboxes', async () => {
@@ -132,7 +111,7 @@ describe('sqlite server world', () => {
     // db_info: the shown path, the pinned date, and a size that only the writes decide.
     const info = JSON.parse(text(a.results[0]!.result));
     assert.equal(info.dbPath, '/sandbox/db.sqlite');
-    assert.equal(info.lastModified, 'Tue Dec 01 2026 00:00:00 GMT+0000 (Coordinated Universal Time)');
+    assert.equal(info.lastModified, 'Thu Jan 15 2026 12:00:00 GMT+0000 (Coordinated Universal Time)');
     assert.equal(info.tableCount, 5);
     assert.equal(info.size % 4096, 0);
     assert.equal(a.actor.package, 'mcp-sqlite@1.0.9');
