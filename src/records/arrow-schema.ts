@@ -28,6 +28,8 @@ const MESSAGE = new Struct([
 ]);
 const CATALOG_UPDATE = new Struct([integer('before_message'), listOf('removed', new Utf8()), listOf('added', TOOL)]);
 const FAULT = new Struct([text('kind'), text('fault'), integer('step'), text('tool', true), integer('call', true), text('detail')]);
+/** A third-party server's child misbehaving; null for scripted worlds, which have no child. */
+const SERVER_FAULT = new Struct([text('kind'), integer('step'), text('detail')]);
 const PREDICATE = new Struct([text('id'), flag('passed'), text('detail', true)]);
 const CLAIM = new Struct([text('tool'), text('sentence'), flag('supported')]);
 /** Every actor has these four; anything else it says about itself is in `details`, JSON-encoded. */
@@ -42,7 +44,7 @@ export const RECORD_FIELDS: Field[] = [
   listOf('tools', TOOL),
   listOf('messages', MESSAGE),
   listOf('catalog_updates', CATALOG_UPDATE),
-  struct('recovery', [integer('error_turns'), flag('recovered'), listOf('faults_fired', FAULT)]),
+  struct('recovery', [integer('error_turns'), flag('recovered'), listOf('faults_fired', FAULT), listOf('server_faults', SERVER_FAULT, true)]),
   struct('result', [
     flag('task_completed'),
     text('verified_by'),
@@ -125,6 +127,7 @@ export function recordToRow(record: EpisodeRecord) {
       error_turns: record.recovery.error_turns,
       recovered: record.recovery.recovered,
       faults_fired: record.recovery.faults_fired.map((fault) => ({ kind: fault.kind, fault: fault.fault, step: fault.step, tool: fault.tool, call: fault.call, detail: fault.detail })),
+      server_faults: record.recovery.server_faults?.map((fault) => ({ kind: fault.kind, step: fault.step, detail: fault.detail })) ?? null,
     },
     result: {
       ...record.result,
