@@ -1,11 +1,13 @@
 // Owns one episode of a server world: a fresh sandbox filled by the world's
-// seeded generator, the real package spawned over stdio in its own process
-// group with an allowlisted, secret-free environment, the declared
-// normalisations and argument guards under the fault layer, the state probe
-// before and after, and the world actor naming the package, its lockfile
-// integrity, what the server said it was, every normalisation and every guard. Each connection is a fresh child on the
-// same sandbox (state lives on disk, so it survives a reconnect the way a
-// scripted world's state does); close kills the whole process group.
+// seeded generator, the real package over stdio in its own process group with
+// an allowlisted, secret-free environment, the declared normalisations and
+// argument guards under the fault layer, the state probe before and after, and
+// the world actor naming the package, its lockfile integrity, what the server
+// said it was, every normalisation and every guard. Each connection is the
+// thread's kept child re-pointed at this sandbox (server-pool.ts) where the
+// world can be, else a child of its own, killed (its whole group) on close.
+// Either way state lives on disk in the sandbox, so it survives a reconnect
+// the way a scripted world's state does.
 
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { childEnvironment } from '../../core/child-environment.js';
