@@ -259,10 +259,12 @@ export async function leaseKeptChild(
     const launch = reuse.launch(pool.directory);
     child = new KeptChild(entry, launch.args, pool.directory, environment(pool.directory, launch.env), (gone) => pool.children.delete(gone));
     pool.children.add(child);
-    await child.child.start();
   }
   const chosen = child;
+  // Taken before any await: another episode of this thread (a model run with --concurrency) must not pick it too.
+  const transport = chosen.take(onServerFault);
   try {
+    if (!chosen.child.pid) await chosen.child.start();
     await reuse.repoint(chosen.channel(), sandbox, pool.directory);
   } catch (error) {
     await chosen.child.close();
@@ -270,7 +272,7 @@ export async function leaseKeptChild(
   } finally {
     chosen.endManagement();
   }
-  return { transport: chosen.take(onServerFault), stderr: () => chosen.stderr, pid: chosen.child.pid };
+  return { transport, stderr: () => chosen.stderr, pid: chosen.child.pid };
 }
 
 /** Kills every kept child of this thread (tests; a thread about to end). */

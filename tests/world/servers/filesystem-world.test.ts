@@ -155,6 +155,27 @@ describe('filesystem server world', () => {
     assert.equal((a.results[5]!.content as Array<{ text: string }>)[0]!.text, 'changed\n');
   });
 
+  it('gives two episodes of one thread that connect at once a kept child each, each pointed at its own sandbox', async () => {
+    await closeKeptChildren();
+    // One idle kept child, which both would take if taking it waited for its re-pointing.
+    const warm = await openWorldSession(filesystemServerWorld, substream(10, 'world'), {}, { pinnedDate: PINNED });
+    await (await warm.connect({})).close();
+    await warm.dispose();
+    const sessions = await Promise.all([11, 12].map((seed) => openWorldSession(filesystemServerWorld, substream(seed, 'world'), {}, { pinnedDate: PINNED })));
+    try {
+      const connections = await Promise.all(sessions.map((session) => session.connect({})));
+      const reads = await Promise.all(connections.map((connection) => connection.client.callTool({ name: 'read_text_file', arguments: { path: `${SHOWN_ROOT}/config/settings.env` } })));
+      sessions.forEach((session, index) => {
+        assert.equal((reads[index]!.content as Array<{ text: string }>)[0]!.text, (session.initialSnapshot as any).files['config/settings.env'].text);
+      });
+      assert.notEqual(canonicalJson(reads[0] as never), canonicalJson(reads[1] as never));
+      await Promise.all(connections.map((connection) => connection.close()));
+    } finally {
+      await Promise.all(sessions.map((session) => session.dispose()));
+      await closeKeptChildren();
+    }
+  });
+
   it('leaves no process of the child behind, whether it was fresh or kept for the next episode', async () => {
     const serverPids = () =>
       readdirSync('/proc')
