@@ -85,10 +85,10 @@ export interface ManagementChannel {
 }
 
 export interface ServerReuse {
-  /** How the kept child starts: arguments and variables, given the pool's own directory (never an episode's sandbox). */
-  launch(poolDirectory: string): ServerLaunch;
+  /** How a kept child starts: arguments and variables, given a directory of its own (never an episode's sandbox). */
+  launch(childDirectory: string): ServerLaunch;
   /** Points the live child at this episode's sandbox before the episode's session begins. */
-  repoint(channel: ManagementChannel, sandbox: Sandbox, poolDirectory: string): Promise<void>;
+  repoint(channel: ManagementChannel, sandbox: Sandbox, childDirectory: string): Promise<void>;
 }
 
 export type AnyWorld = World<any> | ServerWorld;

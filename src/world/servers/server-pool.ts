@@ -46,14 +46,15 @@ class KeptChild {
   constructor(
     entry: string,
     args: readonly string[],
-    cwd: string,
+    /** The child's own directory inside the pool's: its cwd and HOME. */
+    readonly directory: string,
     env: ChildEnvironment,
     private readonly onGone: (kept: KeptChild) => void,
   ) {
     this.child = new ChildTransport({
       command: process.execPath,
       args: [entry, ...args],
-      cwd,
+      cwd: directory,
       env,
       onStderr: (text) => {
         if (this.stderr.length < 16 * 1024) this.stderr += text;
@@ -218,7 +219,6 @@ function poolOf(world: ServerWorld) {
   let pool = kept.get(world.name);
   if (!pool) {
     const directory = realpathSync(mkdtempSync(join(tmpdir(), `episode-factory-${world.name}-pool-`)));
-    mkdirSync(join(directory, 'home'));
     pool = { directory, children: new Set() };
     kept.set(world.name, pool);
   }
@@ -256,8 +256,14 @@ export async function leaseKeptChild(
   const pool = poolOf(world);
   let child = [...pool.children].find((candidate) => !candidate.busy && !candidate.child.closed);
   if (!child) {
-    const launch = reuse.launch(pool.directory);
-    child = new KeptChild(entry, launch.args, pool.directory, environment(pool.directory, launch.env), (gone) => pool.children.delete(gone));
+    // A directory of the child's own (its cwd, HOME and whatever its world keeps there, e.g. server-memory's link), so two kept children never share one.
+    const directory = mkdtempSync(join(pool.directory, 'child-'));
+    mkdirSync(join(directory, 'home'));
+    const launch = reuse.launch(directory);
+    child = new KeptChild(entry, launch.args, directory, environment(directory, launch.env), (gone) => {
+      pool.children.delete(gone);
+      rmSync(directory, { recursive: true, force: true });
+    });
     pool.children.add(child);
   }
   const chosen = child;
@@ -265,7 +271,7 @@ export async function leaseKeptChild(
   const transport = chosen.take(onServerFault);
   try {
     if (!chosen.child.pid) await chosen.child.start();
-    await reuse.repoint(chosen.channel(), sandbox, pool.directory);
+    await reuse.repoint(chosen.channel(), sandbox, chosen.directory);
   } catch (error) {
     await chosen.child.close();
     throw error;

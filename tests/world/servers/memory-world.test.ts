@@ -155,7 +155,7 @@ describe('memory server world', () => {
       await connection.client.callTool({ name: 'create_entities', arguments: { entities: [{ name: `Probe ${seed}`, entityType: 'test', observations: [] }] } });
       const pid = pids.at(-1)!;
       const file = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((line) => line.startsWith('MEMORY_FILE_PATH='))!.slice('MEMORY_FILE_PATH='.length);
-      assert.match(file, /\/episode-factory-memory-server-pool-[^/]+\/current\/memory\.jsonl$/);
+      assert.match(file, /\/episode-factory-memory-server-pool-[^/]+\/child-[^/]+\/current\/memory\.jsonl$/);
       files.push(realpathSync(file));
       const final = (await session.finalSnapshot()) as { entities: Array<{ name: string }> };
       assert.ok(final.entities.some((entity) => entity.name === `Probe ${seed}`), 'the write landed in this episode\'s sandbox');
@@ -166,6 +166,26 @@ describe('memory server world', () => {
     assert.notEqual(files[0], files[1], 'each through its own sandbox');
     await closeKeptChildren();
     assert.equal(groupAlive(pids[0]!), false);
+  });
+
+  it('kept children of episodes that run at once each have their own link: every write lands in its own sandbox', async () => {
+    await closeKeptChildren();
+    const warm = await openWorldSession(memoryServerWorld, substream(20, 'world'), {}, { pinnedDate: PINNED });
+    await (await warm.connect({})).close();
+    await warm.dispose();
+    const sessions = await Promise.all([21, 22].map((seed) => openWorldSession(memoryServerWorld, substream(seed, 'world'), {}, { pinnedDate: PINNED })));
+    try {
+      const connections = await Promise.all(sessions.map((session) => session.connect({})));
+      await Promise.all(connections.map((connection, index) => connection.client.callTool({ name: 'create_entities', arguments: { entities: [{ name: `Concurrent ${index}`, entityType: 'test', observations: [] }] } })));
+      await Promise.all(connections.map((connection) => connection.close()));
+      for (const [index, session] of sessions.entries()) {
+        const names = ((await session.finalSnapshot()) as { entities: Array<{ name: string }> }).entities.map((entity) => entity.name);
+        assert.ok(names.includes(`Concurrent ${index}`) && !names.includes(`Concurrent ${1 - index}`), names.join(', '));
+      }
+    } finally {
+      await Promise.all(sessions.map((session) => session.dispose()));
+      await closeKeptChildren();
+    }
   });
 });
 

@@ -341,12 +341,12 @@ export const memoryServerWorld: ServerWorld = {
   // Kept alive across episodes: the server re-reads its file on every call and writes it by temp file and
   // rename in the same directory, so its path goes through a link the pool moves to each episode's sandbox.
   reuse: {
-    launch: (poolDirectory) => ({ args: [], env: { MEMORY_FILE_PATH: join(poolDirectory, 'current', MEMORY_FILE) } }),
-    async repoint(_channel, sandbox, poolDirectory) {
-      const next = join(poolDirectory, 'current.next');
+    launch: (childDirectory) => ({ args: [], env: { MEMORY_FILE_PATH: join(childDirectory, 'current', MEMORY_FILE) } }),
+    async repoint(_channel, sandbox, childDirectory) {
+      const next = join(childDirectory, 'current.next');
       await rm(next, { force: true });
       await symlink(sandbox.root, next);
-      await rename(next, join(poolDirectory, 'current'));
+      await rename(next, join(childDirectory, 'current'));
     },
   },
   async populate(sandbox, random) {
