@@ -225,23 +225,22 @@ export class McpToolSession implements ToolSession {
     if (execution.result.kind === 'timeout') {
       this.trace.emit('harness_recovery', { action: 'cancelled_after_timeout', step: this.step, tool: name, timeout_ms: options.timeoutMs });
       // A server world's child that stopped answering altogether is restarted on the same state.
-      if (this.connection.unresponsive && (await this.connection.unresponsive())) {
-        await this.connection.close().catch(() => undefined);
-        await this.attach();
-        this.stale = true;
-        this.trace.emit('harness_recovery', { action: 'restarted_hung_server', step: this.step, tool: name });
-        return execution;
-      }
-    }
-    if (execution.result.kind === 'transport_error') {
-      // Same world, new connection: the next call goes through a fresh
-      // handshake, and the catalog is read again at the next turn boundary.
-      await this.connection.close().catch(() => undefined);
-      await this.attach();
-      this.stale = true;
-      this.trace.emit('harness_recovery', { action: 'reconnected', step: this.step, tool: name });
+      if (this.connection.unresponsive && (await this.connection.unresponsive())) await this.reconnect('restarted_hung_server', name);
+    } else if (execution.result.kind === 'transport_error') {
+      await this.reconnect('reconnected', name);
     }
     return execution;
+  }
+
+  /**
+   * Same world, new connection: the next call goes through a fresh
+   * handshake, and the catalog is read again at the next turn boundary.
+   */
+  private async reconnect(action: string, tool: string): Promise<void> {
+    await this.connection.close().catch(() => undefined);
+    await this.attach();
+    this.stale = true;
+    this.trace.emit('harness_recovery', { action, step: this.step, tool });
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,6 @@
 
 import type { Message } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
-import type { WorldSession } from '../world/world-session.js';
 import { substream, type Random } from '../core/random.js';
 import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { instantiateTask } from '../lanes/task-instance.js';
@@ -19,7 +18,7 @@ import type { WallTimeHalt } from '../runner/agent-loop.js';
 import type { TraceSink } from '../runner/trace.js';
 import { runWorldEpisode } from '../runner/world-episode.js';
 import { getWorld } from '../world/world-registry.js';
-import { openWorldSession } from '../world/world-session.js';
+import { openWorldSession, type WorldSession } from '../world/world-session.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { checkClaims } from './claims.js';
 import { evaluatePredicates } from './predicates.js';

@@ -68,6 +68,11 @@ export function serverWorldActor(
   };
 }
 
+/** A fresh sandbox whose root is named as the model sees it (`/sandbox` → `<tmp>/…/sandbox`). */
+function sandboxFor(world: ServerWorld): Promise<Sandbox> {
+  return createSandbox(world.name, world.shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox');
+}
+
 function packageOf(world: ServerWorld): { entry: string; integrity: string } {
   if (world.resolveEntry) return { entry: world.resolveEntry(), integrity: 'fixture' };
   const found = installedPackage(world.package);
@@ -76,7 +81,7 @@ function packageOf(world: ServerWorld): { entry: string; integrity: string } {
 
 export async function openServerSession(world: ServerWorld, random: Random, config: JsonObject, options: WorldSessionOptions): Promise<WorldSession> {
   const { entry, integrity } = packageOf(world);
-  const sandbox = await createSandbox(world.name, world.shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox');
+  const sandbox = await sandboxFor(world);
   let disposed = false;
   const live = new Set<Connection>();
   const dispose = async () => {
@@ -90,8 +95,8 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
     const normalisations = world.normalisations(sandbox, options.pinnedDate);
     const snapshot = async () => normaliseUp(await world.probe(sandbox), normalisations) as JsonValue;
     const initialSnapshot = await snapshot();
+    // Only a child per connection starts on this sandbox's own launch line; a kept child has its own.
     const launch = world.launch(sandbox);
-    const env = serverEnvironment(sandbox, launch.env);
     let serverInfo: { name: string; version: string } | undefined;
     let spawned = 0;
 
@@ -113,7 +118,7 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
           command: process.execPath,
           args: [entry, ...launch.args],
           cwd: sandbox.root,
-          env,
+          env: serverEnvironment(sandbox, launch.env),
           onStderr: (text) => {
             if (stderr.length < STDERR_LIMIT) stderr += text;
           },
@@ -185,7 +190,7 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
 
 /** A seed's initial snapshot alone: the sandbox is filled, probed and removed, and no child is started. */
 export async function drawServerSnapshot(world: ServerWorld, random: Random, config: JsonObject, pinnedDate: string): Promise<JsonValue> {
-  const sandbox = await createSandbox(world.name, world.shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox');
+  const sandbox = await sandboxFor(world);
   try {
     await world.populate(sandbox, random, config);
     return normaliseUp(await world.probe(sandbox), world.normalisations(sandbox, pinnedDate)) as JsonValue;
