@@ -333,11 +333,11 @@ describe('chatCompletion: retries', () => {
   });
 
   it('does not retry a silence, a protocol error or a dropped connection', async () => {
-    for (const failure of [{ kind: 'garbage' }, { kind: 'disconnect' }, { kind: 'no-done' }] as const) {
+    for (const failure of [{ kind: 'hang' }, { kind: 'garbage' }, { kind: 'disconnect' }, { kind: 'no-done' }] as const) {
       const before = fake.requestsTo('/v1/chat/completions').length;
       fake.clearFailures();
       fake.fail('chat', failure, { times: 1 });
-      await assert.rejects(chatCompletion({ baseUrl: fake.baseUrl }, request('talker'), call()), InfrastructureError);
+      await assert.rejects(chatCompletion({ baseUrl: fake.baseUrl }, request('talker'), call({ timeoutMs: 200 })), InfrastructureError);
       assert.equal(fake.requestsTo('/v1/chat/completions').length - before, 1, failure.kind);
     }
   });
