@@ -253,6 +253,28 @@ describe('chatCompletion: the answer', () => {
     assert.match(answer.text, /^<tool_call>\n\{"name": "remove_label", "arguments": \{"number": 3907, "label": "bug"\}\}\n<\/tool_call>\n<tool_call>/);
   });
 
+  it('keeps reasoning a server split off apart from the text, streamed or whole', async () => {
+    const raw = await rawServer((request, response) => {
+      if (request.headers.accept === 'application/json') {
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'It is #7.', reasoning_content: 'The user wants the number.' }, finish_reason: 'stop' }] }));
+        return;
+      }
+      sse(response, [delta({ role: 'assistant', content: null }), delta({ reasoning_content: 'The user ' }), delta({ reasoning_content: 'wants the number.' }), delta({ content: 'It is #7.' }, 'stop')]);
+    });
+    try {
+      for (const stream of [true, false]) {
+        const answer = await chatCompletion({ baseUrl: `${raw.server.baseUrl}/` }, request('m', { stream }), call());
+        assert.equal(answer.text, 'It is #7.');
+        assert.equal(answer.reasoning, 'The user wants the number.');
+      }
+      const plain = await chatCompletion({ baseUrl: fake.baseUrl }, request('talker'), call());
+      assert.equal('reasoning' in plain, false);
+    } finally {
+      await raw.close();
+    }
+  });
+
   it('reads a whole answer from a server that ignores stream: true', async () => {
     const raw = await rawServer((_, response) => {
       response.writeHead(200, { 'Content-Type': 'application/json' });

@@ -397,7 +397,7 @@ async function attempt(server: OpenAIServer, body: string, streamed: boolean, op
   if (options.signal.aborted) stop();
   const timed = fetchWithSilenceLimit({ silenceMs: options.timeoutMs, signal: own.signal });
   try {
-    const response = await timed(`${server.baseUrl}/chat/completions`, {
+    const response = await timed(`${server.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: streamed ? 'text/event-stream' : 'application/json', ...authorizationHeaders(server) },
       body,

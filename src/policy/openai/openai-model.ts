@@ -90,7 +90,7 @@ async function listModels(server: OpenAIServer, silenceMs: number): Promise<Reco
   const scrub = (message: string) => redactKey(message, server.apiKey);
   let answer: Answer;
   try {
-    answer = await get(`${base}/models`, server, silenceMs);
+    answer = await get(`${base.replace(/\/+$/, '')}/models`, server, silenceMs);
   } catch (error) {
     if (error instanceof SilenceTimeoutError) {
       throw unavailable(`${base} did not answer GET /models within ${formatSeconds(silenceMs)}: it is not an OpenAI-compatible server`, `${NOT_OPENAI_FIX}; a host that accepts connections but never answers is not one`, error);
