@@ -21,7 +21,7 @@ export function registerAudit(program: Command, streams: Streams, setExit: (stat
       'Checks that manifest.json lists every file with its exact sha256, size and rows (nothing missing, nothing added); ' +
         'that every JSONL line reads (torn and corrupt lines named by file and line); that record ids are unique and every ' +
         'source_record_id resolves here or in a --parent; that every record passes the provenance gate (a policy actor, a ' +
-        'digest for any model that acted, a user simulator actor for any user message after the opening request, seed, ' +
+        'digest or a pinned weights revision for any model that acted, a user simulator actor for any user message after the opening request, seed, ' +
         'lane and lane hash, the commands to regenerate and replay it); that every tool message answers a call of the ' +
         'assistant turn before it (by tool_call_id, once, in the order of the calls) and every call is answered unless ' +
         'the episode ran out of wall time there, each finding named by line, record id and JSON pointer; that ' +

@@ -7,6 +7,9 @@ import { DEFAULT_COSINE_THRESHOLD, DEFAULT_NEAR_THRESHOLD, dedupDataset, type De
 import type { Embedder } from '../dataset/embedder.js';
 import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, OllamaEmbedder } from '../dataset/ollama-embedder.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
+import { normaliseModelDigest } from '../core/model-pin.js';
+import { readApiKey, resolveBaseUrl } from '../core/openai-endpoint.js';
+import { OpenAIEmbedder } from '../dataset/openai-embedder.js';
 import { parseSeconds } from './model-timeout.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 import { refreshDataset } from './refresh-dataset.js';
@@ -18,6 +21,9 @@ interface DedupFlags {
   embed?: string;
   cosine?: number;
   ollamaHost?: string;
+  baseUrl?: string;
+  apiKeyEnv?: string;
+  modelDigest?: string;
   modelTimeout?: string;
   json?: boolean;
   quiet?: boolean;
@@ -33,15 +39,38 @@ function threshold(flag: string): (value: string) => number {
   };
 }
 
-/** `ollama:<model>` is the only provider today; the prefix leaves room for others without changing the flag. */
-export function embedderFromSpec(spec: string, host: string | undefined, timeoutMs?: number): Embedder {
+export interface EmbedderServerOptions {
+  host?: string;
+  baseUrl?: string;
+  apiKeyEnv?: string;
+  modelDigest?: string;
+  timeoutMs?: number;
+}
+
+/** `ollama:<model>` or `openai:<model>`; each provider's flags apply to it alone. */
+export function embedderFromSpec(spec: string, options: EmbedderServerOptions = {}): Embedder {
   const separator = spec.indexOf(':');
   const provider = separator < 0 ? spec : spec.slice(0, separator);
-  const model = separator < 0 ? '' : spec.slice(separator + 1);
-  if (provider !== 'ollama' || model.trim() === '') {
-    throw new FactoryError('usage', `--embed ${spec} is not a provider:model pair this tool knows`, { fix: 'write --embed ollama:<model>, e.g. --embed ollama:nomic-embed-text' });
+  const model = separator < 0 ? '' : spec.slice(separator + 1).trim();
+  if ((provider !== 'ollama' && provider !== 'openai') || model === '') {
+    throw new FactoryError('usage', `--embed ${spec} is not a provider:model pair this tool knows`, {
+      fix: 'write --embed ollama:<model> (e.g. ollama:nomic-embed-text) or --embed openai:<model> with --base-url',
+    });
   }
-  return new OllamaEmbedder({ model, ...(host !== undefined ? { host } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  const timeout = options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {};
+  if (provider === 'ollama') {
+    for (const [flag, value] of [['--base-url', options.baseUrl], ['--api-key-env', options.apiKeyEnv], ['--model-digest', options.modelDigest]] as const) {
+      if (value !== undefined) throw new FactoryError('usage', `${flag} applies to --embed openai:<model>`, { fix: `drop ${flag}, or embed with openai:<model>` });
+    }
+    return new OllamaEmbedder({ model, ...(options.host !== undefined ? { host: options.host } : {}), ...timeout });
+  }
+  if (options.host !== undefined) throw new FactoryError('usage', '--ollama-host applies to --embed ollama:<model>', { fix: 'drop --ollama-host (use --base-url)' });
+  const digest = options.modelDigest === undefined ? undefined : normaliseModelDigest(options.modelDigest);
+  if (options.modelDigest !== undefined && digest === undefined) {
+    throw new FactoryError('usage', `--model-digest "${options.modelDigest}" is not a digest`, { fix: 'pass sha256:<64 hex> of the weights file, or a 40-hex Hugging Face revision' });
+  }
+  const apiKey = readApiKey(options.apiKeyEnv);
+  return new OpenAIEmbedder({ model, baseUrl: resolveBaseUrl(options.baseUrl), ...(apiKey !== undefined ? { apiKey } : {}), ...(digest !== undefined ? { digest } : {}), ...timeout });
 }
 
 export function formatDedupSummary(summary: DedupSummary): string {
@@ -73,12 +102,15 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
     .requiredOption('--out <dir>', 'where to write the deduplicated dataset (new, empty, or an earlier dedup output)')
     .option('--near <jaccard>', `Jaccard threshold for near duplicates, in (0, 1] (default: ${DEFAULT_NEAR_THRESHOLD})`, threshold('--near'))
     .option('--no-near', 'no near-duplicate pass: exact (and semantic, with --embed) only')
-    .option('--embed <provider:model>', 'also drop semantic duplicates, embedding with a model pulled into Ollama, e.g. ollama:nomic-embed-text')
+    .option('--embed <provider:model>', 'also drop semantic duplicates, embedding with a model pulled into Ollama (ollama:nomic-embed-text) or served through an OpenAI-compatible /v1/embeddings (openai:<model>, with --base-url)')
     .option('--cosine <x>', `cosine threshold for semantic duplicates, in (0, 1] (default: ${DEFAULT_COSINE_THRESHOLD}; needs --embed)`, threshold('--cosine'))
-    .option('--ollama-host <url>', 'the Ollama server for --embed (default: $OLLAMA_HOST, else http://127.0.0.1:11434)')
+    .option('--ollama-host <url>', 'the Ollama server for --embed ollama:<model> (default: $OLLAMA_HOST, else http://127.0.0.1:11434)')
+    .option('--base-url <url>', 'the API root for --embed openai:<model> (default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)')
+    .option('--api-key-env <name>', 'with --embed openai:<model>: the environment variable holding the API key')
+    .option('--model-digest <digest>', 'with --embed openai:<model>: pins the embedding weights in the report (sha256 or 40-hex revision)')
     .option(
       '--model-timeout <seconds>',
-      `with --embed: the longest the Ollama server may stay silent on one request of ${DEFAULT_EMBED_BATCH} texts (default ${DEFAULT_EMBED_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000})`,
+      `with --embed: the longest the embedding server may stay silent on one request of ${DEFAULT_EMBED_BATCH} texts (default ${DEFAULT_EMBED_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000})`,
     )
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
@@ -89,14 +121,23 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
         '  episode-factory dedup datasets/tool-world-v1 --out /tmp/semantic --no-near --embed ollama:nomic-embed-text --cosine 0.97',
     )
     .action(async (dir: string, flags: DedupFlags) => {
-      if (flags.ollamaHost !== undefined && flags.embed === undefined) {
-        throw new FactoryError('usage', '--ollama-host was given without --embed', { fix: 'add --embed ollama:<model>, or drop --ollama-host' });
+      for (const [flag, value] of [['--ollama-host', flags.ollamaHost], ['--base-url', flags.baseUrl], ['--api-key-env', flags.apiKeyEnv], ['--model-digest', flags.modelDigest]] as const) {
+        if (value !== undefined && flags.embed === undefined) throw new FactoryError('usage', `${flag} was given without --embed`, { fix: `add --embed ${flag === '--ollama-host' ? 'ollama' : 'openai'}:<model>, or drop ${flag}` });
       }
       if (flags.modelTimeout !== undefined && flags.embed === undefined) {
         throw new FactoryError('usage', '--model-timeout was given without --embed', { fix: 'add --embed ollama:<model>, or drop --model-timeout' });
       }
       const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_EMBED_TIMEOUT_MS / 1000);
-      const embedder = flags.embed === undefined ? undefined : embedderFromSpec(flags.embed, flags.ollamaHost, timeoutMs);
+      const embedder =
+        flags.embed === undefined
+          ? undefined
+          : embedderFromSpec(flags.embed, {
+              ...(flags.ollamaHost !== undefined ? { host: flags.ollamaHost } : {}),
+              ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
+              ...(flags.apiKeyEnv !== undefined ? { apiKeyEnv: flags.apiKeyEnv } : {}),
+              ...(flags.modelDigest !== undefined ? { modelDigest: flags.modelDigest } : {}),
+              ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+            });
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
       const summary = await dedupDataset({
         dir,

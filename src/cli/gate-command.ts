@@ -4,28 +4,27 @@
 
 import type { Command } from 'commander';
 import { FactoryError } from '../core/errors.js';
-import { DEFAULT_MODEL_TIMEOUT_MS, parsePolicySpec, preparePolicy, STARTUP_CHECK_TIMEOUT_MS } from '../factory/policy-selection.js';
+import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
 import { compareGates, formatComparison, formatGateEpisode, formatGateVerdict, GATE_CONDITIONS, runGate } from '../factory/tool-calling-gate.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
-import { parseSeconds } from './model-timeout.js';
+import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { type Streams, writeJson } from './output.js';
 
-interface GateFlags {
+interface GateFlags extends ModelServerFlags {
   policy: string;
   compare?: string[];
   turns?: string;
   seeds?: string;
-  ollamaHost?: string;
   mode?: string;
   codec?: string;
-  modelTimeout?: string;
   json?: boolean;
 }
 
 export function registerGate(program: Command, streams: Streams, setExit: (status: number) => void): void {
-  program
-    .command('gate')
+  addModelServerFlags(
+    program
+      .command('gate')
     .summary("judge a policy's tool calling on a fixed battery of a lane's episodes")
     .description(
       "Plays the lane's episodes (its default seeds, or --seeds) with the policy and prints one line per episode (tool " +
@@ -35,36 +34,32 @@ export function registerGate(program: Command, streams: Streams, setExit: (statu
         `${GATE_CONDITIONS.contract_share * 100}% of emitted calls keeping the contract (well-formed, to a real tool, about ` +
         'an entity that exists). Completion carries a Wilson 95% interval. --compare A B plays two policies on the same ' +
         'episodes and reports the paired difference with an exact McNemar p-value. Exit 0 pass, 1 fail (naming each ' +
-        'missed condition), 2 for a precondition (Ollama down, model not pulled, or a model server that fails or goes ' +
+        'missed condition), 2 for a precondition (the model server down, the model not served, or a model server that fails or goes ' +
         'silent past --model-timeout during an episode: that episode says nothing about the model, so the gate stops).',
     )
     .argument('<lane>', 'a lane name or path')
-    .option('--policy <policy>', 'scripted, or ollama:<model>', 'scripted')
+    .option('--policy <policy>', 'scripted, ollama:<model>, or openai:<model> (with --base-url)', 'scripted')
     .option('--compare <policies...>', 'two policies to compare on the same episodes, e.g. --compare scripted ollama:qwen2.5:1.5b')
     .option('--turns <n>', 'only the first N episodes: a fast loop')
     .option('--seeds <A..B>', "seed range (default: the lane's)")
-    .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
-    .option('--mode <mode>', 'native or raw (with a model)')
-    .option('--codec <name>', 'hermes, llama3 or mistral (with a model)')
-    .option(
-      '--model-timeout <seconds>',
-      `with a model: the longest the Ollama server may stay silent on one request (default ${DEFAULT_MODEL_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000})`,
-    )
+    .option('--mode <mode>', 'native or raw (with ollama:<model>)')
+    .option('--codec <name>', 'hermes, llama3 or mistral (with a model)'),
+  )
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExamples:\n  episode-factory gate tool-world-v1 --policy ollama:qwen2.5:1.5b\n  episode-factory gate tool-world-v1 --policy ollama:qwen2.5:1.5b --turns 3\n  episode-factory gate tool-world-v1 --compare ollama:qwen2.5:1.5b ollama:llama3.2:3b')
     .action(async (laneReference: string, flags: GateFlags) => {
       const lane = loadLane(laneReference);
       const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
       const turns = flags.turns === undefined ? undefined : Number(flags.turns);
-      const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000);
-      const modelOptions = { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec, timeoutMs };
       const labels = flags.compare ?? [flags.policy];
       if (flags.compare && flags.compare.length !== 2) {
         throw new FactoryError('usage', `--compare takes two policies, got ${flags.compare.length}`, { fix: 'write --compare <a> <b>, e.g. --compare scripted ollama:qwen2.5:1.5b' });
       }
+      const specs = labels.map((label) => parsePolicySpec(label));
+      const modelOptions = { ...modelServerOptions(flags, specs.map((spec) => (spec.kind === 'model' ? spec.model : undefined))), mode: flags.mode, codec: flags.codec };
       // Every model is checked before any episode runs.
       const prepared = [];
-      for (const label of labels) prepared.push(await preparePolicy(lane, parsePolicySpec(label), modelOptions));
+      for (const spec of specs) prepared.push(await preparePolicy(lane, spec, modelOptions));
       const results = [];
       for (const [index, policy] of prepared.entries()) {
         const label = labels[index]!;

@@ -8,19 +8,19 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../factory/generate-dataset.js';
-import { DEFAULT_MODEL_TIMEOUT_MS, parsePolicySpec, preparePolicy, STARTUP_CHECK_TIMEOUT_MS } from '../factory/policy-selection.js';
+import { describeModel, serverCheckHint } from '../factory/model-server.js';
+import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
 import type { Rejection } from '../factory/run-parts.js';
 import { parseUserSpec, prepareUser } from '../factory/user-selection.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { parseShard } from '../factory/plan-shard.js';
-import { parseSeconds } from './model-timeout.js';
+import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { percent, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
-interface GenerateFlags {
+interface GenerateFlags extends ModelServerFlags {
   policy: string;
   user: string;
-  ollamaHost?: string;
   mode?: string;
   codec?: string;
   concurrency: string;
@@ -33,7 +33,6 @@ interface GenerateFlags {
   task?: string[];
   variant?: string[];
   out?: string;
-  modelTimeout?: string;
   maxInfraErrors: string;
   json?: boolean;
   quiet?: boolean;
@@ -82,8 +81,9 @@ function parseFormats(list: string): OutputFormat[] {
 }
 
 export function registerGenerate(program: Command, streams: Streams, setExit: (status: number) => void): void {
-  program
-    .command('generate')
+  addModelServerFlags(
+    program
+      .command('generate')
     .summary('run a lane: produce, replay-verify and write episode records')
     .description(
       'Runs every (task, seed) episode of a lane against a fresh MCP world, replays each one on a second fresh world, ' +
@@ -93,7 +93,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
         'Same lane and seeds give byte-identical episodes.jsonl, whatever --workers, --shard or --resume. Finished episodes ' +
         'are sealed in parts under <out>/.partial as the run goes, so a killed run (Ctrl-C, SIGTERM, even SIGKILL) loses ' +
         'nothing finished: rerun the same command with --resume. With a model, an episode the model server cut short ' +
-        "(an HTTP error, a dropped connection, silence past --model-timeout, an answer that is not Ollama's protocol) says " +
+        "(an HTTP error, a dropped connection, silence past --model-timeout, an answer that is not the server's protocol) says " +
         'nothing about the model: it goes to rejected.jsonl with stage infra, never to episodes.jsonl, and is counted as an ' +
         'infra error. Exit 0 when every episode verified, 1 if any was rejected or more than --max-infra-errors were ' +
         'infra errors, 2 for a usage problem (bad lane, bad seeds) or a model server that fails the start-up check, 130 when stopped.',
@@ -103,23 +103,21 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--task <id...>', 'only these task ids (default: every task)')
     .option('--variant <name...>', 'only these policy variants (lanes whose policy.draw is "each")')
     .option('--out <dir>', 'output directory (default: datasets/<lane>)')
-    .option('--policy <policy>', 'who plays: scripted (the lane\'s solutions), or ollama:<model> for a local model', 'scripted')
     .option(
-      '--user <user>',
-      'who plays the user of tasks that declare facts (and answers the agent\'s questions): scripted (from the facts), or ollama:<model> for a local model',
+      '--policy <policy>',
+      "who plays: scripted (the lane's solutions), ollama:<model> for a model served by Ollama, or openai:<model> for one served through an OpenAI-compatible API (vLLM, SGLang, llama.cpp's server; see --base-url)",
       'scripted',
     )
-    .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
-    .option('--mode <mode>', 'with a model: native (/api/chat with tools) or raw (/api/generate with the codec\'s prompt); default: the lane\'s, else native')
-    .option('--codec <name>', 'with a model: hermes, llama3 or mistral; default: from the model\'s family')
-    .option('--workers <n>', 'worker threads for a scripted lane (default: the number of cores; runs under 200 episodes use one thread; a model always uses one)')
-    .option('--concurrency <n>', 'episodes in flight at once per thread (keep it small against one Ollama server)', '1')
     .option(
-      '--model-timeout <seconds>',
-      `with a model: the longest the Ollama server may stay silent on one request (before it answers, or between two streamed frames); ` +
-        `past it the episode is an infra error (default ${DEFAULT_MODEL_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000}). ` +
-        "Raise it for a server that loads models slowly or runs on CPU; the lane's wall_time_ms still bounds a whole episode",
+      '--user <user>',
+      'who plays the user of tasks that declare facts (and answers the agent\'s questions): scripted (from the facts), ollama:<model> or openai:<model>',
+      'scripted',
     )
+    .option('--mode <mode>', 'with ollama:<model>: native (/api/chat with tools) or raw (/api/generate with the codec\'s prompt); default: the lane\'s, else native')
+    .option('--codec <name>', 'with a model: hermes, llama3 or mistral, for calls written as text; default: from the model\'s family')
+  )
+    .option('--workers <n>', 'worker threads for a scripted lane (default: the number of cores; runs under 200 episodes use one thread; a model always uses one)')
+    .option('--concurrency <n>', 'episodes in flight at once per thread (with a model: requests in flight against its server; vLLM and SGLang batch them, keep it small against one Ollama)', '1')
     .option(
       '--max-infra-errors <n>',
       'exit 1 when more episodes than this were cut short by the model server (kept in rejected.jsonl with stage infra, never in episodes.jsonl)',
@@ -131,7 +129,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--format <list>', 'comma-separated output formats: jsonl (always), arrow (IPC stream), parquet', 'jsonl,arrow,parquet')
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
-    .addHelpText('after', '\nExamples:\n  episode-factory generate tool-world-v1\n  episode-factory generate tool-world-v1 --seeds 0..99 --out /tmp/big --json\n  episode-factory generate lanes/my-lane.json --task close-named-issue --seeds 3..3\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --workers 2\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --resume     # after a kill\n  episode-factory generate tool-world-v1 --seeds 0..19999 --shard 0/4 --out /shared/s0   # then: merge /shared/s0 ... --out D')
+    .addHelpText('after', '\nExamples:\n  episode-factory generate tool-world-v1\n  episode-factory generate tool-world-v1 --policy openai:Qwen/Qwen2.5-1.5B-Instruct --base-url http://127.0.0.1:8000/v1 --concurrency 8\n  episode-factory generate tool-world-v1 --seeds 0..99 --out /tmp/big --json\n  episode-factory generate lanes/my-lane.json --task close-named-issue --seeds 3..3\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --workers 2\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --resume     # after a kill\n  episode-factory generate tool-world-v1 --seeds 0..19999 --shard 0/4 --out /shared/s0   # then: merge /shared/s0 ... --out D')
     .action(async (laneReference: string, flags: GenerateFlags) => {
       const lane = loadLane(laneReference);
       const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
@@ -140,20 +138,17 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       const concurrency = parseCount('--concurrency', flags.concurrency);
       const workers = flags.workers === undefined ? undefined : parseCount('--workers', flags.workers);
       const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
-      const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000);
       const maxInfraErrors = parseLimit('--max-infra-errors', flags.maxInfraErrors);
-      // A model is checked now: if Ollama or the model is missing, nothing is written.
-      const policy = await preparePolicy(lane, parsePolicySpec(flags.policy), { host: flags.ollamaHost, mode: flags.mode, codec: flags.codec, timeoutMs });
-      const user = await prepareUser(lane, parseUserSpec(flags.user), { host: flags.ollamaHost, timeoutMs });
-      if (user && !flags.json) {
-        const { info } = user;
-        streams.stderr.write(`generate: the user is ${info.model} (${info.digest.replace(/^sha256:/, '').slice(0, 12)}, ${info.family ?? 'unknown family'}) at ${info.host}\n`);
-      }
+      const policySpec = parsePolicySpec(flags.policy);
+      const userSpec = parseUserSpec(flags.user);
+      const serverOptions = modelServerOptions(flags, [policySpec.kind === 'model' ? policySpec.model : undefined, userSpec.kind === 'model' ? userSpec.model : undefined]);
+      // A model is checked now: if its server or the model is missing, nothing is written.
+      const policy = await preparePolicy(lane, policySpec, { ...serverOptions, mode: flags.mode, codec: flags.codec });
+      const user = await prepareUser(lane, userSpec, serverOptions);
+      if (user && !flags.json) streams.stderr.write(`generate: the user is ${describeModel(user.checked)}\n`);
       if (policy.model && !flags.json) {
-        const { info, settings } = policy.model;
-        streams.stderr.write(
-          `generate: ${info.model} (${info.digest.replace(/^sha256:/, '').slice(0, 12)}, ${info.family ?? 'unknown family'}) at ${info.host}, Ollama ${info.ollama_version}, ${settings.mode} mode, ${settings.codec.name} codec\n`,
-        );
+        const { checked, mode, codec } = policy.model;
+        streams.stderr.write(`generate: ${describeModel(checked)}, ${checked.provider === 'ollama' ? `${mode} mode, ` : ''}${codec.name} codec\n`);
       }
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
       const note = (message: string) => {
@@ -241,11 +236,10 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       }
       const tooManyInfra = summary.infra_errors > maxInfraErrors;
       if (tooManyInfra && !flags.json) {
-        const host = policy.model?.info.host ?? 'the model server';
         streams.stderr.write(
           `generate: ${summary.infra_errors} of ${summary.episodes} episodes failed because the model server failed, more than --max-infra-errors ${maxInfraErrors} allows; ` +
-            `they are in ${join(summary.out_dir, 'rejected.jsonl')} (stage infra), not in episodes.jsonl — fix: check the Ollama server at ${host} (\`ollama ps\`, its log; ` +
-            `raise --model-timeout if it is only slow), then run the same command again; or pass --max-infra-errors ${summary.infra_errors} to accept them\n`,
+            `they are in ${join(summary.out_dir, 'rejected.jsonl')} (stage infra), not in episodes.jsonl — fix: ${serverCheckHint(policy.model?.checked ?? user?.checked)}, ` +
+            `then run the same command again; or pass --max-infra-errors ${summary.infra_errors} to accept them\n`,
         );
       }
       setExit(summary.rejected > 0 || tooManyInfra ? 1 : 0);

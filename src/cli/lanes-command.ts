@@ -8,11 +8,10 @@ import { FactoryError, errorMessage } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
 import { listLaneFiles, loadLane, resolveLanePath } from '../lanes/lane-loader.js';
 import { rewriteLane, writerSeed } from '../factory/lane-rewrite.js';
-import { resolveOllamaHost } from '../core/ollama-host.js';
-import { DEFAULT_MODEL_TIMEOUT_MS } from '../policy/ollama/model-server-fetch.js';
-import { inspectModel, STARTUP_CHECK_TIMEOUT_MS } from '../policy/ollama/ollama-model.js';
+import { checkedPin, checkModel, MODEL_SPEC_EXAMPLES, parseModelSpec } from '../factory/model-server.js';
 import { OllamaWriter } from '../policy/ollama/ollama-writer.js';
-import { parseSeconds } from './model-timeout.js';
+import { OpenAIWriter } from '../policy/openai/openai-writer.js';
+import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { isGrammar, phrasingsOf } from '../lanes/phrasing-grammar.js';
 import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
 import { checkLaneSoundness, defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
@@ -154,8 +153,9 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       streams.stdout.write(out.join('\n') + '\n');
     });
 
-  lanes
-    .command('rewrite')
+  addModelServerFlags(
+    lanes
+      .command('rewrite')
     .description(
       'Ask a local model (the writer) for new phrasings of each task\'s request, ahead of any run. What it returns is kept only if it ' +
         'has exactly the request\'s {{placeholders}}, no < or >, says something new, and the lane still passes its checks with it. ' +
@@ -165,23 +165,23 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         'Exits 0 when the cache was written, 2 for a bad lane or an unavailable model.',
     )
     .argument('<lane>', 'a lane name or path')
-    .requiredOption('--model <model>', 'the writer: ollama:<model>')
+    .requiredOption('--model <model>', 'the writer: ollama:<model>, or openai:<model> (with --base-url)')
     .option('--count <n>', 'new phrasings to ask for, per task', '4')
     .option('--task <id...>', 'only these tasks')
-    .option('--ollama-host <url>', 'where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
-    .option('--model-timeout <seconds>', `the longest the server may stay silent on one request (default ${DEFAULT_MODEL_TIMEOUT_MS / 1000})`)
-    .option('--json', 'print the result as JSON')
+    .option('--json', 'print the result as JSON'),
+  )
     .addHelpText('after', '\nExample:\n  episode-factory lanes rewrite issues-v1 --model ollama:qwen2.5:7b --count 6\n  # then add  "rewrites": "issues-v1.rewrites.json"  to lanes/issues-v1.json, and run  episode-factory lanes check issues-v1')
-    .action(async (reference: string, flags: { model: string; count: string; task?: string[]; ollamaHost?: string; modelTimeout?: string; json?: boolean }) => {
-      const model = /^ollama:(.+)$/.exec(flags.model)?.[1]?.trim();
-      if (!model) throw new FactoryError('usage', `--model "${flags.model}" is not a model`, { fix: 'use ollama:<model> (e.g. ollama:qwen2.5:7b)' });
+    .action(async (reference: string, flags: ModelServerFlags & { model: string; count: string; task?: string[]; json?: boolean }) => {
+      const spec = parseModelSpec(flags.model);
+      if (!spec) throw new FactoryError('usage', `--model "${flags.model}" is not a model`, { fix: `use ${MODEL_SPEC_EXAMPLES}` });
+      const serverOptions = modelServerOptions(flags, [spec]);
       const count = Number(flags.count);
       if (!Number.isInteger(count) || count < 1 || count > 50) throw new FactoryError('usage', `--count "${flags.count}" is not a whole number from 1 to 50`, { fix: 'pass e.g. --count 4' });
       const path = resolveLanePath(reference);
-      const timeoutMs = flags.modelTimeout === undefined ? DEFAULT_MODEL_TIMEOUT_MS : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000);
-      const info = await inspectModel(resolveOllamaHost(flags.ollamaHost), model, { timeoutMs: Math.min(timeoutMs, STARTUP_CHECK_TIMEOUT_MS) });
+      const checked = await checkModel(spec, serverOptions);
       const laneName = basename(path, '.json');
-      const writer = new OllamaWriter(info, { temperature: 0.8, num_predict: 1024, seed: writerSeed(laneName) }, { timeoutMs });
+      const settings = { temperature: 0.8, num_predict: 1024, seed: writerSeed(laneName) };
+      const writer = checked.provider === 'ollama' ? new OllamaWriter(checked.info, settings, { timeoutMs: checked.timeoutMs }) : new OpenAIWriter(checked.model, settings, checked.connection, serverOptions.stream ?? true);
       const progress = new ProgressLine(streams.stderr, !flags.json);
       const result = await rewriteLane(path, writer, {
         count,
@@ -195,7 +195,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         for (const text of task.kept) streams.stdout.write(`  + ${text}\n`);
         for (const rejected of task.rejected) streams.stdout.write(`  - ${rejected.text}\n      (${rejected.reason})\n`);
       }
-      streams.stdout.write(`lanes rewrite ${result.lane}: ${result.kept} phrasings by ${info.model} (${info.digest.replace(/^sha256:/, '').slice(0, 12)}) -> ${result.file}\n`);
+      streams.stdout.write(`lanes rewrite ${result.lane}: ${result.kept} phrasings by ${spec.model} (${checkedPin(checked).replace(/^sha256:/, '').slice(0, 12)}) -> ${result.file}\n`);
       if (!result.named) {
         streams.stdout.write(`to draw from them, add  "rewrites": "${basename(result.file)}"  to ${path}, then run  episode-factory lanes check ${laneName}\n`);
       }

@@ -7,6 +7,7 @@
 // the shape of each conversation's turns (every tool message answers a call of
 // the assistant turn before it, in order, and every call is answered).
 
+import { actorPin } from '../core/model-pin.js';
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { EpisodeRecord, RecordToolCall } from '../records/episode-record.js';
@@ -108,7 +109,14 @@ function actorProblems(record: EpisodeRecord): string[] {
   if (!actors.some((actor) => actor.role === 'policy')) problems.push('no policy actor');
   for (const actor of actors) {
     const isModel = actor.kind === 'model' || actor.kind === 'ollama';
-    if (isModel && (typeof actor.digest !== 'string' || actor.digest.length === 0)) problems.push(`actor ${String(actor.name)} is a model with no digest`);
+    // A served name can be given other weights tomorrow: a model acts on the record only pinned by a digest or an exact revision.
+    if (isModel && actorPin(actor) === undefined) {
+      problems.push(
+        actor.provider === 'openai'
+          ? `actor ${String(actor.name)} is a model with neither a digest nor pinned weights (weights ${JSON.stringify(actor.weights ?? null)} name no revision); generate it again with --model-digest`
+          : `actor ${String(actor.name)} is a model with no digest`,
+      );
+    }
     // A third-party server is part of what made the record: it must be pinned as exactly as a model.
     if (actor.role === 'world' && actor.transport === 'stdio') {
       if (typeof actor.package !== 'string' || !/^(?:@[^/@]+\/)?[^/@]+@[0-9][^@]*$/.test(actor.package)) problems.push(`world ${String(actor.name)} is a third-party server with no pinned package (name@version)`);

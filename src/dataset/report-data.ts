@@ -7,6 +7,7 @@
 // viewer embeds, it gets a sample in which worlds, then tasks, then policies,
 // outcomes and fault kinds take turns, and it says so. Everything is in sorted or file order: same directory, same bytes.
 
+import { actorPin } from '../core/model-pin.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { canonicalJson } from '../core/canonical-json.js';
@@ -265,7 +266,7 @@ class Interner {
 function describePolicy(actor: JsonObject | undefined): Pick<ReportPolicy, 'kind' | 'name' | 'version' | 'digest' | 'details'> {
   if (actor === undefined) return { kind: 'unknown', name: 'unknown', version: '', digest: null, details: [] };
   const details: string[] = [];
-  for (const field of ['provider', 'family', 'parameter_size', 'quantization', 'mode', 'codec', 'ollama_version']) {
+  for (const field of ['provider', 'family', 'parameter_size', 'quantization', 'mode', 'codec', 'ollama_version', 'server', 'server_version', 'weights']) {
     const value = actor[field];
     if (typeof value === 'string' && value !== '') details.push(`${field.replace(/_/g, ' ')} ${value}`);
   }
@@ -273,7 +274,8 @@ function describePolicy(actor: JsonObject | undefined): Pick<ReportPolicy, 'kind
     kind: String(actor.kind),
     name: String(actor.name),
     version: String(actor.version),
-    digest: typeof actor.digest === 'string' ? actor.digest : null,
+    // A served model pinned by its weights' revision has no digest: the pin stands in for it.
+    digest: actorPin(actor) ?? null,
     details,
   };
 }

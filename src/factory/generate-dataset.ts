@@ -29,6 +29,7 @@ import {
 } from './dataset-directory.js';
 import type { EpisodeOutcome, PartContext } from './part-production.js';
 import { shardSlice, type Shard } from './plan-shard.js';
+import { checkedPin } from './model-server.js';
 import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
 import type { PreparedUser } from './user-selection.js';
 import { resolveProducedAt } from './produced-at.js';
@@ -145,8 +146,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     tasks: options.tasks && options.tasks.length > 0 ? [...options.tasks] : null,
     variants: options.variants && options.variants.length > 0 ? [...options.variants] : null,
     policy: prepared.policy ?? 'scripted',
-    model_digest: prepared.model?.info.digest ?? null,
-    ...(options.user ? { user: options.user.user, user_digest: options.user.info.digest } : {}),
+    model_digest: prepared.model ? checkedPin(prepared.model.checked) : null,
+    ...(options.user ? { user: options.user.user, user_digest: checkedPin(options.user.checked) } : {}),
     formats: OUTPUT_FORMATS.filter((format) => formats.has(format)),
     plan_episodes: plan.length,
     shard: options.shard ? { index: options.shard.index, count: options.shard.count } : null,
