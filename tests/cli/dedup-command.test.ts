@@ -76,9 +76,15 @@ describe('episode-factory dedup', () => {
     const missingOut = await run('dedup', SAMPLE);
     assert.equal(missingOut.status, 2);
     assert.match(missingOut.stderr, /^episode-factory dedup: required option --out <dir> is missing — fix: pass --out <dir> \(where to write/);
-    const provider = await run('dedup', SAMPLE, '--out', join(work, 'provider'), '--embed', 'openai:text-embedding-3');
+    const provider = await run('dedup', SAMPLE, '--out', join(work, 'provider'), '--embed', 'cohere:embed-v4');
     assert.equal(provider.status, 2);
-    assert.match(provider.stderr, /--embed openai:text-embedding-3 is not a provider:model pair .* — fix: write --embed ollama:<model>/);
+    assert.match(provider.stderr, /--embed cohere:embed-v4 is not a provider:model pair .* — fix: write --embed ollama:<model> .* or --embed openai:<model> with --base-url/);
+    const down = await run('dedup', SAMPLE, '--out', join(work, 'down'), '--embed', 'openai:text-embedding-3', '--base-url', 'http://127.0.0.1:9/v1');
+    assert.equal(down.status, 2);
+    assert.match(down.stderr, /cannot reach http:\/\/127\.0\.0\.1:9\/v1\/models .* — fix: start the server, or point --base-url/);
+    const stray = await run('dedup', SAMPLE, '--out', join(work, 'stray'), '--embed', 'ollama:nomic-embed-text', '--base-url', 'http://127.0.0.1:9/v1');
+    assert.equal(stray.status, 2);
+    assert.match(stray.stderr, /--base-url applies to --embed openai:<model>/);
     const host = await run('dedup', SAMPLE, '--out', join(work, 'host'), '--ollama-host', 'http://127.0.0.1:1');
     assert.equal(host.status, 2);
     assert.match(host.stderr, /--ollama-host was given without --embed/);
