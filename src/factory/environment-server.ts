@@ -219,6 +219,8 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
         ...(dataset ? { out: dataset.dir, file: join(dataset.dir, EPISODES_FILE), records: dataset.records } : {}),
         reward: rewardOf(record) as unknown as JsonObject,
         record: record as unknown as JsonObject,
+        // The record's exact bytes: a line of episodes.jsonl must be exactly what its replay writes.
+        line: JSON.stringify(record),
       });
       if (episode.writtenRecordId !== undefined) return answer(dataset !== undefined);
       const release = dataset?.reserve(record.record_id);
