@@ -270,8 +270,8 @@ export class EnvironmentEpisode {
     });
   }
 
-  /** What GET /episodes/{id} answers. */
-  status(): JsonObject {
+  /** What GET /episodes/{id} answers; without the conversation for the list of GET /episodes. */
+  status(withMessages = true): JsonObject {
     const waiting = this.waiting;
     return {
       episode_id: this.id,
@@ -281,8 +281,11 @@ export class EnvironmentEpisode {
       state: this.state,
       done: this.state === 'done',
       idle_seconds: Math.round((performance.now() - this.lastSeen) / 100) / 10,
-      ...(waiting ? { messages: waiting.observation.messages.length } : {}),
-      ...(this.record_ ? { messages: this.record_.messages.length, record_id: this.record_.record_id, reward: rewardOf(this.record_) as unknown as JsonObject } : {}),
+      // The conversation so far, as the runner committed it: a client that lost an answer can pick up from here.
+      ...(waiting && withMessages ? { messages: chatFromRuntime(waiting.observation.messages) as unknown as JsonObject[] } : {}),
+      ...(this.record_
+        ? { ...(withMessages ? { messages: chatFromRecord(this.record_.messages) as unknown as JsonObject[] } : {}), record_id: this.record_.record_id, reward: rewardOf(this.record_) as unknown as JsonObject }
+        : {}),
       ...(this.writtenRecordId ? { written: true } : {}),
       ...(this.failure_ ? { error: errorMessage(this.failure_) } : {}),
     };

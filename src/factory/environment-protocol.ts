@@ -141,11 +141,9 @@ export function parseStepRequest(body: unknown): StepRequest {
   const episodeId = parseEpisodeId(object.episode_id);
   const message = object.message;
   if (!isJsonObject(message)) throw badField('message', 'is required: an assistant message {"role": "assistant", "content": ..., "tool_calls": [...]}');
-  refuseUnknown(message, ['role', 'content', 'tool_calls', 'name', 'refusal', 'reasoning_content'], 'message');
+  // Other fields of a chat completion's message (refusal, reasoning_content, annotations, ...) are not the turn: a client may pass the message on as the server gave it.
   if (message.role !== undefined && message.role !== 'assistant') throw badField('message.role', `must be "assistant", got ${JSON.stringify(message.role)}`);
-  const content = message.content;
-  if (content !== undefined && content !== null && typeof content !== 'string') throw badField('message.content', 'must be a string or null');
-  const text = typeof content === 'string' ? content : '';
+  const text = contentText(message.content);
   const rawCalls = message.tool_calls;
   if (rawCalls !== undefined && rawCalls !== null && !Array.isArray(rawCalls)) throw badField('message.tool_calls', 'must be a list of {"type": "function", "function": {"name", "arguments"}}');
   const calls: ToolCallRequest[] = [];
@@ -168,6 +166,21 @@ export function parseStepRequest(body: unknown): StepRequest {
         ? { kind: 'tool_call', ...calls[0]!, ...(text ? { text } : {}) }
         : { kind: 'tool_calls', calls, ...(text ? { text } : {}) };
   return { episodeId, action, clientIds };
+}
+
+/** A message's content: a string, null, or a list of parts whose text parts are joined. */
+function contentText(content: unknown): string {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part, index) => {
+        if (isJsonObject(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
+        throw badField(`message.content[${index}]`, 'must be a text part {"type": "text", "text": ...}; a turn of the agent is text and tool calls');
+      })
+      .join('');
+  }
+  throw badField('message.content', 'must be a string, null, or a list of text parts');
 }
 
 /** Absent arguments are an empty object (a call of a tool that takes none); a string is JSON-parsed, and kept as text when it is not JSON. */

@@ -282,7 +282,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       case 'step':
         return send(response, 200, await step(body));
       case 'episodes':
-        return send(response, 200, { episodes: [...episodes.values()].map((episode) => episode.status()) });
+        return send(response, 200, { episodes: [...episodes.values()].map((episode) => episode.status(false)) });
       case 'episode': {
         const id = parseEpisodeId(decodeURIComponent(route.id!), 'path');
         const episode = find(id);

@@ -113,6 +113,26 @@ describe('env serve: reward and records', () => {
     );
   });
 
+  it('takes a chat completion\'s message as the server gave it (extra fields, content as parts), and shows the conversation so far in the status', async () => {
+    const server = await serve(toolWorld);
+    const opened = await post(server.url, '/reset', { task: 'assignee-email', seed: 0 });
+    const generated = await generatedRecord(toolWorld, 'assignee-email', 0);
+    const turn = assistantTurns(generated)[0]!;
+    const first = await post(server.url, '/step', {
+      episode_id: opened.body.episode_id,
+      message: { ...turn, refusal: null, reasoning_content: 'thinking…', annotations: [], tool_calls: turn.tool_calls!.map((call, index) => ({ index, ...call })) },
+    });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const status = await get(server.url, `/episodes/${opened.body.episode_id}`);
+    assert.equal(status.body.state, 'awaiting_action');
+    assert.deepEqual(status.body.messages, [...opened.body.messages, first.body.assistant, ...first.body.messages]);
+    const answered = await post(server.url, '/step', { episode_id: opened.body.episode_id, message: { role: 'assistant', content: [{ type: 'text', text: 'I could ' }, { type: 'text', text: 'not tell.' }] } });
+    assert.equal(answered.body.assistant.content, 'I could not tell.');
+    const listed = await get(server.url, '/episodes');
+    assert.equal(listed.body.episodes[0].messages, undefined, 'the list leaves the conversations out');
+    assert.equal(listed.body.episodes[0].state, 'done');
+  });
+
   it('gives a wrong answer reward 0 with each predicate\'s verdict, and passes a string of arguments that is not JSON to the runner as the agent\'s own', async () => {
     const server = await serve(toolWorld);
     const opened = await post(server.url, '/reset', { task: 'close-named-issue', seed: 1, agent: { name: 'guesser', version: 'step-40' } });
