@@ -98,7 +98,7 @@ class EpisodeFactoryEnv:
         return self._http.request("GET", "/tasks")
 
     def reset(self, task: Optional[str] = None, seed: Optional[int] = None, agent: Any = None, options: Optional[dict] = None):
-        """Opens a new episode (closing the previous one unless it was kept). Returns (observation, info).
+        """Opens a new episode, closing this instance's previous one (keep that first with record()). Returns (observation, info).
 
         task may be omitted when the lane has one task; seed defaults to the lane's first seed; agent is a name
         ("my-model") or {"name": ..., "version": ...} and names the record's policy actor. `options` may carry the
