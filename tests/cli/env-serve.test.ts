@@ -129,7 +129,7 @@ describe('the Python client (standard library only)', () => {
     const localOut = join(directory, 'local');
     const server = await startServe(['tool-world-v1', '--out', serverOut]);
     try {
-      const run = spawnSync('python3', ['-I', join(REPO_ROOT, 'clients', 'python', 'example_agent.py'), '--url', server.url, '--episodes', '7', '--out', localOut], { encoding: 'utf8', timeout: 120_000 });
+      const run = spawnSync('python3', ['-I', '-B', join(REPO_ROOT, 'clients', 'python', 'example_agent.py'), '--url', server.url, '--episodes', '7', '--out', localOut], { encoding: 'utf8', timeout: 120_000 });
       assert.equal(run.status, 0, run.stdout + run.stderr);
       const episodes = run.stdout.split('\n').filter((line) => line.startsWith('episode '));
       assert.equal(episodes.length, 7, run.stdout);
@@ -169,7 +169,7 @@ assert rows[0]["task"] == "assignee-email" and rows[0]["seed"] == 3 and rows[0][
 completions = [turns, [{"role": "assistant", "content": "I do not know."}], text + "\\n" + turns[-1]["content"]]
 print(json.dumps(reward(completions, task=["assignee-email"] * 3, seed=[3] * 3)))
 `;
-      const run = spawnSync('python3', ['-I', '-c', script, server.url, JSON.stringify(turns), text], { encoding: 'utf8', timeout: 120_000 });
+      const run = spawnSync('python3', ['-I', '-B', '-c', script, server.url, JSON.stringify(turns), text], { encoding: 'utf8', timeout: 120_000 });
       assert.equal(run.status, 0, run.stdout + run.stderr);
       const scores = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
       assert.equal(scores[0], 1.0);
