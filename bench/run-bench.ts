@@ -14,11 +14,16 @@
 //      initialize answered) and with the kept child re-pointed, and verified
 //      episodes per second on filesystem-server-v1 with a child per
 //      connection, with kept children on 1 worker and on N, beside the
-//      scripted lane's.
+//      scripted lane's;
+//   7. `env serve` on tool-world-v1: /step requests answered per second over
+//      real HTTP (the server in a child process, as a trainer would run it),
+//      with 1 episode at a time and with 16 at once, each episode playing its
+//      task's own solution from reset to done and then closed.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
-// server-world run; default 72), --json.
+// server-world run; default 72), --env-episodes N (each env run; default
+// 400), --env-only (measure section 7 alone), --json.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -40,6 +45,10 @@ import { chromiumInstalled, launchChromium } from '../tests/headless-chromium.js
 import { substream } from '../src/core/random.js';
 import { filesystemServerWorld } from '../src/world/servers/filesystem/filesystem-world.js';
 import { openWorldSession } from '../src/world/world-session.js';
+import { policyFactoryFor } from '../src/factory/scripted-policy-factory.js';
+import { resolveProducedAt } from '../src/factory/produced-at.js';
+import { produceEpisode } from '../src/verify/episode-production.js';
+import { recordedActions } from '../src/verify/replay-policy.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -48,6 +57,8 @@ const { values: flags } = parseArgs({
     workers: { type: 'string' },
     lane: { type: 'string', default: 'tool-world-v1' },
     'server-episodes': { type: 'string', default: '72' },
+    'env-episodes': { type: 'string', default: '400' },
+    'env-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -207,7 +218,111 @@ async function measureReport(dir: string) {
   return { wall_seconds: run.wall_seconds, peak_rss_mb: run.max_rss_bytes / 1e6, html_bytes: statSync(out).size, browser: await measureReportInBrowser(out) };
 }
 
+const ENV_LANE = 'tool-world-v1';
+const ENV_CONCURRENCY = 16;
+
+/** Each (task, seed) of the env runs with its solution's assistant turns in OpenAI chat shape, as a client sends them. */
+async function envSolutions(episodes: number) {
+  const envLane = loadLane(ENV_LANE, REPO);
+  const plays: { task: string; seed: number; turns: unknown[] }[] = [];
+  for (let seed = 0; plays.length < episodes; seed++) {
+    for (const task of envLane.document.tasks) {
+      if (plays.length >= episodes) break;
+      const record = await produceEpisode({ lane: envLane, task, seed }, policyFactoryFor(envLane), { producedAt: resolveProducedAt(envLane) });
+      const turns = recordedActions(record.messages).map((action) => {
+        if (action.kind === 'final_text') return { role: 'assistant', content: action.text };
+        if (action.kind === 'malformed_tool_call') return { role: 'assistant', content: action.raw };
+        const calls = action.kind === 'tool_call' ? [{ name: action.name, arguments: action.arguments }] : action.calls;
+        return { role: 'assistant', content: action.text ?? '', tool_calls: calls.map((call, index) => ({ id: `c${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } })) };
+      });
+      plays.push({ task: task.id, seed, turns });
+    }
+  }
+  return plays;
+}
+
+/** `env serve` in a child process, driven over HTTP by `concurrency` clients at once until every play has run. */
+async function measureEnv(plays: { task: string; seed: number; turns: unknown[] }[], concurrency: number) {
+  const child = spawn(process.execPath, [join(REPO, 'bin', 'episode-factory.js'), 'env', 'serve', ENV_LANE, '--port', '0', '--json', '--max-episodes', String(concurrency)], {
+    cwd: REPO,
+    env: childEnvironment(process.env).env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let stdout = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += String(chunk);
+        if (stdout.includes('\n')) resolve(JSON.parse(stdout.split('\n')[0]!).url);
+      });
+      child.once('close', (status) => reject(new Error(`env serve exited ${status}`)));
+    });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(url + path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+      const answer = (await response.json()) as Record<string, any>;
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+      return answer;
+    };
+    let next = 0;
+    let steps = 0;
+    let rewarded = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < plays.length) {
+          const play = plays[next++]!;
+          const opened = await call('POST', '/reset', { task: play.task, seed: play.seed, agent: 'bench' });
+          for (const message of play.turns) {
+            const answer = await call('POST', '/step', { episode_id: opened.episode_id, message });
+            steps++;
+            if (answer.done) {
+              rewarded += answer.reward.reward;
+              break;
+            }
+          }
+          await call('DELETE', `/episodes/${opened.episode_id}`);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    return { concurrency, episodes: plays.length, steps, rewarded, seconds, steps_per_second: steps / seconds, episodes_per_second: plays.length / seconds };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function measureEnvSection() {
+  const episodes = Number(flags['env-episodes']);
+  log(`env serve: ${ENV_LANE}, ${episodes} episodes over HTTP with 1 client, then ${ENV_CONCURRENCY} at once ...`);
+  const plays = await envSolutions(episodes);
+  const one = await measureEnv(plays, 1);
+  const many = await measureEnv(plays, ENV_CONCURRENCY);
+  return { lane: ENV_LANE, one, many, speedup: many.steps_per_second / one.steps_per_second };
+}
+
+function envRows(env: Awaited<ReturnType<typeof measureEnvSection>>): [string, string, string, string][] {
+  return [
+    [`env serve ${env.lane}: /step answered per second, 1 episode at a time`, `${env.one.steps_per_second.toFixed(0)} (${env.one.episodes_per_second.toFixed(1)} episodes/s, ${env.one.steps} steps)`, '', ''],
+    [`  ${env.many.concurrency} episodes at once`, `${env.many.steps_per_second.toFixed(0)} (${env.many.episodes_per_second.toFixed(1)} episodes/s; ${env.speedup.toFixed(2)}× one at a time)`, '', ''],
+  ];
+}
+
+function printRows(rows: [string, string, string, string][]): void {
+  const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length), ['measure', 'figure', 'target', 'met'][column]!.length));
+  const format = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  process.stdout.write(`episode-factory bench — ${lane.name}, ${cpus().length} cores, Node ${process.version}\n`);
+  process.stdout.write(format(['measure', 'figure', 'target', 'met']) + '\n' + format(widths.map((width) => '-'.repeat(width))) + '\n');
+  for (const row of rows) process.stdout.write(format(row) + '\n');
+}
+
 try {
+  if (flags['env-only']) {
+    const env = await measureEnvSection();
+    if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, env }, null, 2) + '\n');
+    else printRows(envRows(env));
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(0);
+  }
   const speedEpisodes = Number(flags['speed-episodes']);
   const bigEpisodes = Number(flags.episodes);
   log(`${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, lane ${lane.name}`);
@@ -236,6 +351,7 @@ try {
   const serverFresh = await withFreshServers(() => measureServerLane(serverEpisodes, 1));
   const serverOne = await measureServerLane(serverEpisodes, 1);
   const serverMany = await measureServerLane(serverEpisodes, workers);
+  const env = await measureEnvSection();
 
   const figures = {
     machine: { cores: cpus().length, node: process.version },
@@ -248,6 +364,7 @@ try {
     big_run: { episodes: seeds.to * tasks + tasks, records: bigRows, workers, peak_rss_mb: big.max_rss_bytes / 1e6, wall_seconds: big.wall_seconds },
     columnar,
     report,
+    env,
     server_world: { lane: SERVER_LANE, spawn: spawnCost, repoint: repointCost, fresh_one_worker: serverFresh, one_worker: serverOne, many_workers: serverMany, speedup: serverOne.seconds / serverMany.seconds, scripted_over_server_one_worker: one.verified / one.seconds / serverOne.episodes_per_second },
   };
   if (flags.json) {
@@ -280,11 +397,8 @@ try {
       [`  1 worker, kept child: verified episodes/s`, `${serverOne.episodes_per_second.toFixed(2)} (scripted lane: ${figures.factory_one_worker.episodes_per_second.toFixed(1)}, ${figures.server_world.scripted_over_server_one_worker.toFixed(1)}× more)`, '', ''],
       [`  ${serverMany.workers} workers, kept children: verified episodes/s`, `${serverMany.episodes_per_second.toFixed(2)} (speed-up ${figures.server_world.speedup.toFixed(2)}×)`, '', ''],
     ];
-    const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length), ['measure', 'figure', 'target', 'met'][column]!.length));
-    const format = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
-    process.stdout.write(`episode-factory bench — ${lane.name}, ${cpus().length} cores, Node ${process.version}\n`);
-    process.stdout.write(format(['measure', 'figure', 'target', 'met']) + '\n' + format(widths.map((width) => '-'.repeat(width))) + '\n');
-    for (const row of rows) process.stdout.write(format(row) + '\n');
+    rows.push(...envRows(env));
+    printRows(rows);
     if (rows.some((row) => row[3] === 'NOT YET')) {
       process.stdout.write('\nTargets marked NOT YET: why, and what comes next, is in the README, section Benchmark.\n');
     }

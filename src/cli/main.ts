@@ -22,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   worlds: async () => (await import('./worlds-command.js')).registerWorlds,
   serve: async () => (await import('./serve-command.js')).registerServe,
   proxy: async () => (await import('./proxy-command.js')).registerProxy,
+  env: async () => (await import('./env-command.js')).registerEnv,
   gate: async () => (await import('./gate-command.js')).registerGate,
   dedup: async () => (await import('./dedup-command.js')).registerDedup,
   audit: async () => (await import('./audit-command.js')).registerAudit,

@@ -15,7 +15,7 @@ import { reportError, type Streams } from '../../src/cli/output.js';
 import { reportUsageErrorsInProjectStyle, UsageError } from '../../src/cli/usage-errors.js';
 import { type CliResult, REPO_ROOT, runCliAsync } from '../helpers.js';
 
-const COMMANDS = /the commands are generate, replay, lanes, worlds, serve, proxy, gate, dedup, audit, split, merge, export, stats, card, report; see `episode-factory --help`$/;
+const COMMANDS = /the commands are generate, replay, lanes, worlds, serve, proxy, env, gate, dedup, audit, split, merge, export, stats, card, report; see `episode-factory --help`$/;
 
 /** [arguments, the exact stderr line or a pattern for it]. */
 const CASES: [string[], string | RegExp][] = [
