@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { assistantTurns, drive, generatedRecord, get, post } from '../environment-client.js';
+import { startFakeOpenAI } from '../fixtures/fake-openai.js';
 import { CLI, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 interface Running {
@@ -146,6 +147,36 @@ describe('the Python client (standard library only)', () => {
     assert.match(local.stdout, /7 records, 7 verified, 0 failed/);
     const audited = runCli(REPO_ROOT, 'audit', serverOut, '--full');
     assert.equal(audited.status, 0, audited.stdout + audited.stderr);
+  });
+
+  it('runs the worked example with a model served through an OpenAI-compatible API: rewards from the hidden checks, records that replay', async () => {
+    // The model server is the project's fake (it speaks the chat-completions wire protocol; no weights can be fetched here), in this process: so python runs without blocking it.
+    const model = await startFakeOpenAI({ flavour: 'vllm' });
+    const directory = temporaryDirectory();
+    const serverOut = join(directory, 'online');
+    const server = await startServe(['tool-world-v1', '--out', serverOut]);
+    try {
+      const child = spawn('python3', ['-I', '-B', join(REPO_ROOT, 'clients', 'python', 'example_agent.py'), '--url', server.url, '--episodes', '5', '--model', 'fake-qwen:1b', '--base-url', model.baseUrl]);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+      child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+      const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      assert.equal(status, 0, stdout + stderr);
+      assert.match(stdout, /5 episodes of model fake-qwen:1b/);
+      assert.equal(stdout.match(/: reward 1 \(/g)?.length, 5, stdout);
+      assert.match(stdout, /^mean reward 1\.00 over 5 episodes$/m);
+      assert.equal(stdout.match(/record tool-world-v1\.[a-z-]+\.s0\.remote-fake-qwen-1b verified by replay/g)?.length, 5, stdout);
+      const bodies = model.chatBodies() as { tools?: unknown[]; seed?: unknown }[];
+      assert.ok(bodies.length >= 5 && bodies.every((body) => body.tools?.length === 9 && Number.isInteger(body.seed)), 'each turn sent the episode\'s tools and a seed');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      await model.close();
+    }
+    const replayed = runCli(REPO_ROOT, 'replay', serverOut);
+    assert.equal(replayed.status, 0, replayed.stdout + replayed.stderr);
+    assert.match(replayed.stdout, /5 records, 5 verified, 0 failed/);
   });
 
   it('scores completions as a GRPO reward function: a solution 1.0, a wrong answer 0.0, tool calls written as text replayed too', async () => {
