@@ -7,7 +7,7 @@
 // the request from the conversation, streaming (SSE chunks with split
 // tool-call arguments) or parsing the whole answer, reassembling the calls
 // and making them an action. Every figure is the median of many turns in one
-// run. Also runnable alone: `node --import tsx bench/model-backend-bench.ts`.
+// run, interleaved. Also runnable alone: `node --import tsx bench/model-backend-bench.ts`.
 
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -50,15 +50,23 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-async function timeTurns(turns: number, turn: () => Promise<unknown>): Promise<number> {
-  for (let warm = 0; warm < 20; warm++) await turn();
-  const times: number[] = [];
+/**
+ * Median milliseconds per turn of each contender, measured interleaved (one
+ * turn of each in turn, the order rotating) after a warm-up, so that JIT
+ * warm-up and machine noise fall on all of them alike.
+ */
+async function timeInterleaved(turns: number, contenders: readonly (() => Promise<unknown>)[]): Promise<number[]> {
+  for (let warm = 0; warm < 50; warm++) for (const turn of contenders) await turn();
+  const times = contenders.map((): number[] => []);
   for (let index = 0; index < turns; index++) {
-    const started = performance.now();
-    await turn();
-    times.push(performance.now() - started);
+    for (let offset = 0; offset < contenders.length; offset++) {
+      const which = (index + offset) % contenders.length;
+      const started = performance.now();
+      await contenders[which]!();
+      times[which]!.push(performance.now() - started);
+    }
   }
-  return median(times);
+  return times.map(median);
 }
 
 export async function measureModelBackends(turns = 300): Promise<ModelBackendFigures> {
@@ -86,13 +94,16 @@ export async function measureModelBackends(turns = 300): Promise<ModelBackendFig
       max_tokens: 512,
       stream: false,
     });
-    const floor = await timeTurns(turns, async () => {
+    const floorTurn = async () => {
       const response = await fetch(`${openai.baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       await response.text();
-    });
-    const openaiStreamed = await timeTurns(turns, () => streamed.next(observation, signal));
-    const openaiWhole = await timeTurns(turns, () => whole.next(observation, signal));
-    const ollamaStreamed = await timeTurns(turns, () => ollamaPolicy.next(observation, signal));
+    };
+    const [floor, openaiStreamed, openaiWhole, ollamaStreamed] = (await timeInterleaved(turns, [
+      floorTurn,
+      () => streamed.next(observation, signal),
+      () => whole.next(observation, signal),
+      () => ollamaPolicy.next(observation, signal),
+    ])) as [number, number, number, number];
     return {
       turns,
       floor_ms: floor,

@@ -18,12 +18,16 @@
 //   7. `env serve` on tool-world-v1: /step requests answered per second over
 //      real HTTP (the server in a child process, as a trainer would run it),
 //      with 1 episode at a time and with 16 at once, each episode playing its
-//      task's own solution from reset to done and then closed.
+//      task's own solution from reset to done and then closed;
+//   8. model backends: what the client adds to one model turn against local
+//      fake servers (bench/model-backend-bench.ts), the openai: backend
+//      streamed and whole, and the Ollama one, over a bare HTTP round trip.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
 // server-world run; default 72), --env-episodes N (each env run; default
-// 400), --env-only (measure section 7 alone), --json.
+// 400), --env-only (measure section 7 alone), --model-only (section 8
+// alone), --json.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -45,6 +49,7 @@ import { chromiumInstalled, launchChromium } from '../tests/headless-chromium.js
 import { substream } from '../src/core/random.js';
 import { filesystemServerWorld } from '../src/world/servers/filesystem/filesystem-world.js';
 import { openWorldSession } from '../src/world/world-session.js';
+import { measureModelBackends, type ModelBackendFigures } from './model-backend-bench.js';
 import { policyFactoryFor } from '../src/factory/scripted-policy-factory.js';
 import { resolveProducedAt } from '../src/factory/produced-at.js';
 import { produceEpisode } from '../src/verify/episode-production.js';
@@ -59,6 +64,7 @@ const { values: flags } = parseArgs({
     'server-episodes': { type: 'string', default: '72' },
     'env-episodes': { type: 'string', default: '400' },
     'env-only': { type: 'boolean', default: false },
+    'model-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -307,6 +313,15 @@ function envRows(env: Awaited<ReturnType<typeof measureEnvSection>>): [string, s
   ];
 }
 
+function modelRows(model: ModelBackendFigures): [string, string, string, string][] {
+  return [
+    [`model turn, bare HTTP round trip (median of ${model.turns})`, `${model.floor_ms.toFixed(2)} ms`, '', ''],
+    ['  openai: policy turn, streamed / whole', `${model.openai_streamed_ms.toFixed(2)} / ${model.openai_whole_ms.toFixed(2)} ms`, '', ''],
+    ['  openai: backend overhead per turn, streamed / whole', `${model.openai_streamed_overhead_ms.toFixed(2)} / ${model.openai_whole_overhead_ms.toFixed(2)} ms`, '', ''],
+    ['  ollama: policy turn, streamed', `${model.ollama_streamed_ms.toFixed(2)} ms`, '', ''],
+  ];
+}
+
 function printRows(rows: [string, string, string, string][]): void {
   const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length), ['measure', 'figure', 'target', 'met'][column]!.length));
   const format = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
@@ -316,6 +331,14 @@ function printRows(rows: [string, string, string, string][]): void {
 }
 
 try {
+  if (flags['model-only']) {
+    log('model backends: policy turns against local fake servers ...');
+    const model = await measureModelBackends();
+    if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, model }, null, 2) + '\n');
+    else printRows(modelRows(model));
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(0);
+  }
   if (flags['env-only']) {
     const env = await measureEnvSection();
     if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, env }, null, 2) + '\n');
@@ -352,6 +375,8 @@ try {
   const serverOne = await measureServerLane(serverEpisodes, 1);
   const serverMany = await measureServerLane(serverEpisodes, workers);
   const env = await measureEnvSection();
+  log('model backends: policy turns against local fake servers ...');
+  const model = await measureModelBackends();
 
   const figures = {
     machine: { cores: cpus().length, node: process.version },
@@ -365,6 +390,7 @@ try {
     columnar,
     report,
     env,
+    model,
     server_world: { lane: SERVER_LANE, spawn: spawnCost, repoint: repointCost, fresh_one_worker: serverFresh, one_worker: serverOne, many_workers: serverMany, speedup: serverOne.seconds / serverMany.seconds, scripted_over_server_one_worker: one.verified / one.seconds / serverOne.episodes_per_second },
   };
   if (flags.json) {
@@ -397,7 +423,7 @@ try {
       [`  1 worker, kept child: verified episodes/s`, `${serverOne.episodes_per_second.toFixed(2)} (scripted lane: ${figures.factory_one_worker.episodes_per_second.toFixed(1)}, ${figures.server_world.scripted_over_server_one_worker.toFixed(1)}× more)`, '', ''],
       [`  ${serverMany.workers} workers, kept children: verified episodes/s`, `${serverMany.episodes_per_second.toFixed(2)} (speed-up ${figures.server_world.speedup.toFixed(2)}×)`, '', ''],
     ];
-    rows.push(...envRows(env));
+    rows.push(...envRows(env), ...modelRows(model));
     printRows(rows);
     if (rows.some((row) => row[3] === 'NOT YET')) {
       process.stdout.write('\nTargets marked NOT YET: why, and what comes next, is in the README, section Benchmark.\n');
