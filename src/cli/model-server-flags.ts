@@ -6,7 +6,7 @@
 
 import type { Command } from 'commander';
 import { FactoryError } from '../core/errors.js';
-import { DEFAULT_OPENAI_BASE_URL, refuseStrayFlags, type ModelServerOptions, type ModelSpec } from '../factory/model-server.js';
+import { checkDigestTargets, DEFAULT_OPENAI_BASE_URL, refuseStrayFlags, type ModelServerOptions, type ModelSpec } from '../factory/model-server.js';
 import { DEFAULT_RETRIES } from '../policy/openai/openai-chat.js';
 import { DEFAULT_MODEL_TIMEOUT_MS } from '../policy/ollama/model-server-fetch.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../policy/ollama/ollama-model.js';
@@ -16,7 +16,7 @@ export interface ModelServerFlags {
   ollamaHost?: string;
   baseUrl?: string;
   apiKeyEnv?: string;
-  modelDigest?: string;
+  modelDigest?: string[];
   retries?: string;
   stream?: boolean;
   modelTimeout?: string;
@@ -27,7 +27,12 @@ export function addModelServerFlags(command: Command): Command {
     .option('--ollama-host <url>', 'ollama:<model>: where Ollama listens (default: OLLAMA_HOST, else http://127.0.0.1:11434)')
     .option('--base-url <url>', `openai:<model>: the OpenAI-compatible API root of vLLM, SGLang, llama.cpp's server or Ollama (/v1) (default: OPENAI_BASE_URL, else ${DEFAULT_OPENAI_BASE_URL})`)
     .option('--api-key-env <name>', 'openai:<model>: the environment variable holding the API key (the key is sent as a bearer token, never written anywhere)')
-    .option('--model-digest <digest>', "openai:<model>: pins the weights when the server does not report a revision: the weights file's sha256 (`sha256sum model.gguf`) or a 40-hex Hugging Face revision")
+    .option(
+      '--model-digest <digest>',
+      "openai:<model>: pins the weights when the server does not report a revision: the weights file's sha256 (`sha256sum model.gguf`) or a 40-hex Hugging Face revision; " +
+        'with two served models (policy and user), say whose: --model-digest <model>=<digest>, once for each',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--retries <n>', `openai:<model>: retries of a request answered 429 or 5xx, with backoff (honouring Retry-After) (default ${DEFAULT_RETRIES})`)
     .option('--no-stream', 'openai:<model>: ask for whole answers instead of streamed (SSE) ones')
     .option(
@@ -48,12 +53,13 @@ export function modelServerOptions(flags: ModelServerFlags, specs: readonly (Mod
     ...(flags.ollamaHost !== undefined ? { host: flags.ollamaHost } : {}),
     ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
     ...(flags.apiKeyEnv !== undefined ? { apiKeyEnv: flags.apiKeyEnv } : {}),
-    ...(flags.modelDigest !== undefined ? { modelDigest: flags.modelDigest } : {}),
+    ...(flags.modelDigest !== undefined ? { modelDigests: flags.modelDigest } : {}),
     ...(retries !== undefined ? { retries } : {}),
     ...(flags.stream === false ? { stream: false } : {}),
     ...(flags.modelTimeout !== undefined ? { timeoutMs: parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000) } : {}),
   };
   refuseStrayFlags(specs, options);
+  checkDigestTargets(specs, options.modelDigests ?? []);
   if (flags.stream === false && !specs.some((spec) => spec?.provider === 'openai')) {
     throw new FactoryError('usage', '--no-stream applies to openai:<model>, and none plays here', { fix: 'drop --no-stream' });
   }

@@ -48,8 +48,12 @@ export interface ModelServerOptions {
   baseUrl?: string;
   /** --api-key-env (openai): the name of the variable holding the key, never the key. */
   apiKeyEnv?: string;
-  /** --model-digest (openai): pins weights the server does not. */
-  modelDigest?: string;
+  /**
+   * --model-digest (openai), each `<digest>` or `<model>=<digest>`: pins
+   * weights the server does not. A bare digest is for the one served model
+   * named; modelServerOptions refuses it when there are two.
+   */
+  modelDigests?: readonly string[];
   /** The longest the server may stay silent on one request, in milliseconds. */
   timeoutMs?: number;
   /** Retries after a 429 or 5xx (openai). */
@@ -68,7 +72,7 @@ export function refuseStrayFlags(specs: readonly (ModelSpec | undefined)[], opti
   const openAIOnly: [string, unknown][] = [
     ['--base-url', options.baseUrl],
     ['--api-key-env', options.apiKeyEnv],
-    ['--model-digest', options.modelDigest],
+    ['--model-digest', options.modelDigests?.length ? options.modelDigests : undefined],
   ];
   if (!providers.has('openai')) {
     for (const [flag, value] of openAIOnly) {
@@ -89,9 +93,10 @@ export async function checkModel(spec: ModelSpec, options: ModelServerOptions = 
     return { provider: 'ollama', spec, info, timeoutMs };
   }
   const environment = options.environment ?? process.env;
-  const supplied = options.modelDigest === undefined ? undefined : normaliseModelDigest(options.modelDigest);
-  if (options.modelDigest !== undefined && supplied === undefined) {
-    throw new FactoryError('usage', `--model-digest "${options.modelDigest}" is not a digest`, {
+  const given = digestFor(spec.model, options.modelDigests ?? []);
+  const supplied = given === undefined ? undefined : normaliseModelDigest(given);
+  if (given !== undefined && supplied === undefined) {
+    throw new FactoryError('usage', `--model-digest "${given}" is not a digest`, {
       fix: 'pass the sha256 of the weights file (`sha256sum model.gguf`, as sha256:<64 hex> or 64 hex) or the 40-hex Hugging Face revision the server loaded',
     });
   }
@@ -116,6 +121,35 @@ export async function checkModel(spec: ModelSpec, options: ModelServerOptions = 
     model: { info, digest },
     connection: { server, timeoutMs, ...(options.retries !== undefined ? { retries: options.retries } : {}) },
   };
+}
+
+/** `<model>=<digest>` splits at its last `=`; a digest never holds one. */
+function splitDigest(entry: string): { model?: string; digest: string } {
+  const at = entry.lastIndexOf('=');
+  return at < 0 ? { digest: entry } : { model: entry.slice(0, at).trim(), digest: entry.slice(at + 1).trim() };
+}
+
+/** The --model-digest given for this model: one naming it, else a bare one. */
+export function digestFor(model: string, entries: readonly string[]): string | undefined {
+  const split = entries.map(splitDigest);
+  return (split.find((entry) => entry.model === model) ?? split.find((entry) => entry.model === undefined))?.digest;
+}
+
+/** Every --model-digest must name a served model of this command, and a bare one is only clear when there is one. */
+export function checkDigestTargets(specs: readonly (ModelSpec | undefined)[], entries: readonly string[]): void {
+  const served = [...new Set(specs.filter((spec) => spec?.provider === 'openai').map((spec) => spec!.model))];
+  const split = entries.map(splitDigest);
+  for (const entry of split) {
+    if (entry.model !== undefined && !served.includes(entry.model)) {
+      throw new FactoryError('usage', `--model-digest ${entry.model}=…: no openai:${entry.model} plays here`, { fix: `name one of ${served.map((model) => `openai:${model}`).join(', ') || 'the openai: models'}` });
+    }
+  }
+  const bare = split.filter((entry) => entry.model === undefined).length;
+  if (bare > 1 || (bare === 1 && served.length > 1)) {
+    throw new FactoryError('usage', `--model-digest: ${bare > 1 ? 'several digests' : 'one digest'} without a model, and ${served.length} served models play here`, {
+      fix: `say whose it is: --model-digest <model>=<digest>, e.g. --model-digest ${served[0] ?? 'my-model'}=sha256:<64 hex>`,
+    });
+  }
 }
 
 /** What pins the model in a run's identity: a resumed run must find the same. */

@@ -26,6 +26,12 @@ export function parsePolicySpec(text: string): PolicySpec {
   if (text === 'scripted') return { kind: 'scripted' };
   const model = parseModelSpec(text);
   if (model) return { kind: 'model', model };
+  // A record kept by env serve names its agent this way; the agent is the client's, not the factory's.
+  if (/^remote:./.test(text)) {
+    throw new FactoryError('usage', `--policy ${text} is an agent that played through env serve, and only it can play again`, {
+      fix: 'reproduce its records with `episode-factory replay <dir>`, or run the agent against `episode-factory env serve <lane>` again',
+    });
+  }
   throw new FactoryError('usage', `--policy "${text}" is not a policy`, { fix: `use scripted, ${MODEL_SPEC_EXAMPLES}` });
 }
 

@@ -18,7 +18,7 @@ import { replayDataset } from '../../src/factory/replay-dataset.js';
 import { runGate } from '../../src/factory/tool-calling-gate.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { OpenAIWriter } from '../../src/policy/openai/openai-writer.js';
-import { checkModel } from '../../src/factory/model-server.js';
+import { checkModel, digestFor } from '../../src/factory/model-server.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { FAKE_MODELS, type FakeConversation, type FakeDecision } from '../fixtures/fake-agents.js';
 import { FAKE_CHAT_TEMPLATE, fakeOllamaDigest, startFakeOpenAI, type FakeOpenAI } from '../fixtures/fake-openai.js';
@@ -191,7 +191,7 @@ describe('what pins an openai: model', () => {
       });
       const digest = createHash('sha256').update('the weights file').digest('hex');
       const theLane = lane();
-      const policy = await preparePolicy(theLane, parsePolicySpec('openai:fake-qwen:1b'), { baseUrl: server.baseUrl, modelDigest: digest });
+      const policy = await preparePolicy(theLane, parsePolicySpec('openai:fake-qwen:1b'), { baseUrl: server.baseUrl, modelDigests: [digest] });
       const out = temporaryDirectory();
       const summary = await generateDataset({ lane: theLane, outDir: out, seeds: { from: 0, to: 0 }, tasks: ['find-open-bugs'], policy, formats: ['jsonl'] });
       assert.equal(summary.written, 1);
@@ -203,7 +203,7 @@ describe('what pins an openai: model', () => {
       assert.equal(actor.chat_template_sha256, createHash('sha256').update(FAKE_CHAT_TEMPLATE).digest('hex'));
       assert.equal(actor.max_model_len, 4096);
       assert.deepEqual((await auditDataset(out, { sample: 1 })).findings, []);
-      await assert.rejects(preparePolicy(lane(), parsePolicySpec('openai:fake-qwen:1b'), { baseUrl: server.baseUrl, modelDigest: 'latest' }), /--model-digest "latest" is not a digest/);
+      await assert.rejects(preparePolicy(lane(), parsePolicySpec('openai:fake-qwen:1b'), { baseUrl: server.baseUrl, modelDigests: ['latest'] }), /--model-digest "latest" is not a digest/);
     } finally {
       await server.close();
     }
@@ -215,10 +215,17 @@ describe('what pins an openai: model', () => {
       const checked = await checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: server.baseUrl });
       assert.equal(checked.provider, 'openai');
       assert.equal(checked.provider === 'openai' && checked.model.digest, fakeOllamaDigest('fake-qwen:1b'));
-      await assert.rejects(checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: server.baseUrl, modelDigest: 'f'.repeat(64) }), /is not the digest .* the server at .* reports/);
+      await assert.rejects(checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: server.baseUrl, modelDigests: ['f'.repeat(64)] }), /is not the digest .* the server at .* reports/);
     } finally {
       await server.close();
     }
+  });
+
+  it('gives each served model the --model-digest that names it, and a bare one to the one model named', () => {
+    const entries = [`Qwen/Qwen2.5-7B=${'a'.repeat(64)}`, 'b'.repeat(40)];
+    assert.equal(digestFor('Qwen/Qwen2.5-7B', entries), 'a'.repeat(64));
+    assert.equal(digestFor('other', entries), 'b'.repeat(40));
+    assert.equal(digestFor('other', [`Qwen/Qwen2.5-7B=${'a'.repeat(64)}`]), undefined);
   });
 
   it('the audit refuses a record whose model is pinned by nothing', async () => {
@@ -276,6 +283,9 @@ describe('openai: through the CLI', () => {
       [['--policy', 'openai:fake-qwen:1b', '--base-url', 'http://user:secret@127.0.0.1:1/v1'], /carries credentials in the URL/],
       [['--policy', 'openai:fake-qwen:1b', '--base-url', 'http://127.0.0.1:9/v1'], /fix:.*--base-url/],
       [['--policy', 'ollama:fake-qwen:1b', '--retries', '2'], /--retries applies to openai:<model>/],
+      [['--policy', 'openai:fake-asker:1b', '--user', 'openai:fake-user:1b', '--base-url', vllm.baseUrl, '--model-digest', 'f'.repeat(64)], /--model-digest: one digest without a model, and 2 served models play here — fix: say whose it is: --model-digest <model>=<digest>/],
+      [['--policy', 'openai:fake-qwen:1b', '--base-url', vllm.baseUrl, '--model-digest', `fake-llama:1b=${'f'.repeat(64)}`], /--model-digest fake-llama:1b=…: no openai:fake-llama:1b plays here/],
+      [['--policy', 'remote:my-agent'], /--policy remote:my-agent is an agent that played through env serve, and only it can play again — fix: reproduce its records with `episode-factory replay <dir>`/],
     ];
     for (const [flags, message] of cases) {
       const run = await runCliAsync(cwd, 'generate', 'tool-world-v1', '--out', 'never', ...flags);
