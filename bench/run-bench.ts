@@ -291,6 +291,8 @@ async function measureEnv(plays: { task: string; seed: number; turns: unknown[] 
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    // Every episode plays its task's own solution: a speed measured on episodes that went wrong would measure something else.
+    if (rewarded !== plays.length) throw new Error(`env bench: ${rewarded} of ${plays.length} solution episodes earned reward 1`);
     return { concurrency, episodes: plays.length, steps, rewarded, seconds, steps_per_second: steps / seconds, episodes_per_second: plays.length / seconds };
   } finally {
     child.kill('SIGTERM');

@@ -251,7 +251,10 @@ def make_reward_function(
     and when they run out before the episode is done an empty final answer ends it. The reward is the episode's
     `reward` (1.0 when every hidden predicate passed) or, with reward_key="completed", 1.0 only when the record's
     task_completed is true (also a final answer and no unsupported claim). With keep_records, each episode is kept as a
-    replay-verified record (in the server's --out). A request the server refuses scores 0.0 and is printed.
+    replay-verified record (in the server's --out): one record per (task, seed, agent), so give each checkpoint its
+    own agent name (e.g. "grpo-step400") and later rollouts of a prompt by the same agent are not kept again. A step
+    the server refuses as malformed scores 0.0 and is printed; any other refusal (the server full, an episode that
+    failed, a task that cannot be set up on the row's seed) raises EnvError, since it says nothing about the completion.
     """
 
     def score(index: int, completion: Any, kwargs: dict) -> float:
@@ -279,6 +282,10 @@ def make_reward_function(
                 return 0.0
             return 1.0 if (details["completed"] if reward_key == "completed" else details["reward"] == 1) else 0.0
         except EnvError as error:
+            # Only a step the server refused for its content (a malformed message) is the completion's doing; a server
+            # that is full, failing, or cannot set up the row's task says nothing about it, and must not train it.
+            if error.code != "invalid_request" or error.field in (task_key, seed_key, "task", "seed"):
+                raise
             print(f"episode_factory_env: completion {index}: {error}")
             return 0.0
         finally:

@@ -135,7 +135,7 @@ def main() -> int:
         seed = first_seed + index // len(tasks)
         observation, info = env.reset(task=task, seed=seed, agent=agent)
         calls_left = args.calls
-        details = None
+        details = env.last_reward if env.done else None
         steps = 0
         while not env.done:
             if args.model:

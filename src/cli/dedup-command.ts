@@ -125,7 +125,7 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
         if (value !== undefined && flags.embed === undefined) throw new FactoryError('usage', `${flag} was given without --embed`, { fix: `add --embed ${flag === '--ollama-host' ? 'ollama' : 'openai'}:<model>, or drop ${flag}` });
       }
       if (flags.modelTimeout !== undefined && flags.embed === undefined) {
-        throw new FactoryError('usage', '--model-timeout was given without --embed', { fix: 'add --embed ollama:<model>, or drop --model-timeout' });
+        throw new FactoryError('usage', '--model-timeout was given without --embed', { fix: 'add --embed ollama:<model> or --embed openai:<model>, or drop --model-timeout' });
       }
       const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_EMBED_TIMEOUT_MS / 1000);
       const embedder =

@@ -56,7 +56,7 @@ export function registerGate(program: Command, streams: Streams, setExit: (statu
         throw new FactoryError('usage', `--compare takes two policies, got ${flags.compare.length}`, { fix: 'write --compare <a> <b>, e.g. --compare scripted ollama:qwen2.5:1.5b' });
       }
       const specs = labels.map((label) => parsePolicySpec(label));
-      const modelOptions = { ...modelServerOptions(flags, specs.map((spec) => (spec.kind === 'model' ? spec.model : undefined))), mode: flags.mode, codec: flags.codec };
+      const modelOptions = { ...modelServerOptions(flags, specs.map((spec) => (spec.kind === 'model' ? spec.model : undefined))), mode: flags.mode, codec: flags.codec, flag: flags.compare ? '--compare' : '--policy' };
       // Every model is checked before any episode runs.
       const prepared = [];
       for (const spec of specs) prepared.push(await preparePolicy(lane, spec, modelOptions));

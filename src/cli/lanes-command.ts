@@ -178,7 +178,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       const count = Number(flags.count);
       if (!Number.isInteger(count) || count < 1 || count > 50) throw new FactoryError('usage', `--count "${flags.count}" is not a whole number from 1 to 50`, { fix: 'pass e.g. --count 4' });
       const path = resolveLanePath(reference);
-      const checked = await checkModel(spec, serverOptions);
+      const checked = await checkModel(spec, { ...serverOptions, flag: '--model' });
       const laneName = basename(path, '.json');
       const settings = { temperature: 0.8, num_predict: 1024, seed: writerSeed(laneName) };
       const writer = checked.provider === 'ollama' ? new OllamaWriter(checked.info, settings, { timeoutMs: checked.timeoutMs }) : new OpenAIWriter(checked.model, settings, checked.connection, serverOptions.stream ?? true);

@@ -7,7 +7,7 @@
 
 import { errorMessage, FactoryError } from '../core/errors.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../core/timed-fetch.js';
-import { STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
+import { sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
 import type { Embedder } from './embedder.js';
 import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS } from './ollama-embedder.js';
 
@@ -89,7 +89,8 @@ export class OpenAIEmbedder implements Embedder {
     const listed = (await this.request('/models', Math.min(this.timeoutMs, STARTUP_CHECK_TIMEOUT_MS))) as { data?: { id?: unknown }[] };
     if (!Array.isArray(listed?.data)) throw new FactoryError('usage', `${this.options.baseUrl}/models answered without a model list: not an OpenAI-compatible server`, { fix: 'point --base-url at the API root, e.g. http://127.0.0.1:8000/v1' });
     const ids = listed.data.map((entry) => String(entry.id));
-    if (!ids.includes(this.options.model)) {
+    // Ollama's /v1 lists `name:latest` for a model pulled as `name`.
+    if (!ids.some((id) => id === this.options.model || sameModel(this.options.model, id))) {
       throw new FactoryError('usage', `${this.options.baseUrl} serves no model "${this.options.model}" (it serves: ${ids.length ? ids.sort().join(', ') : 'none'})`, { fix: `pass --embed openai:<one of them>` });
     }
     this.checked = true;

@@ -73,8 +73,10 @@ export class EnvironmentEpisode {
   readonly variant: string;
   /** When a request last touched it (performance.now()), for the idle timeout. */
   lastSeen = performance.now();
-  /** Record id written to the dataset from this episode, once it was. */
+  /** Record id kept (replay-verified) from this episode, once it was. */
   writtenRecordId: string | undefined;
+  /** Whether the kept record went into --out (there is none without it). */
+  writtenToOut = false;
   /** A request (step, record) is being answered: the idle timeout leaves it alone. */
   busy = 0;
 
@@ -205,6 +207,16 @@ export class EnvironmentEpisode {
     }
     if (this.state === 'failed') throw this.failedError();
     if (this.state === 'closed') throw new EnvironmentError(404, 'episode_closed', `episode ${this.id} was closed: ${this.closing}`);
+    if (!this.waiting && this.live) {
+      // The runner gave up the turn (out of wall time) and is still ending the episode: answer once it has ended.
+      this.stepInFlight = true;
+      try {
+        await this.untilTurnOrEnd();
+      } finally {
+        this.stepInFlight = false;
+      }
+      if (!this.waiting) return this.step(action, clientIds);
+    }
     const waiting = this.waiting;
     if (!waiting) throw new EnvironmentError(409, 'not_ready', `episode ${this.id} is not waiting for an action (it is ${this.state})`, { fix: 'wait for /reset to answer' });
     const base = waiting.observation.messages.length;
@@ -242,7 +254,8 @@ export class EnvironmentEpisode {
       assistant: assistant ?? null,
       messages: after,
       done: ended,
-      applied: true,
+      // The runner may have ended the episode (out of wall time) as this action arrived: then nothing was committed.
+      applied: assistant !== undefined,
       ...(tools ? { tools } : {}),
       ...(Object.keys(mapping).length > 0 ? { tool_call_ids: mapping } : {}),
       ...(ended ? { reward: rewardOf(this.record_!) } : {}),
@@ -286,7 +299,7 @@ export class EnvironmentEpisode {
       ...(this.record_
         ? { ...(withMessages ? { messages: chatFromRecord(this.record_.messages) as unknown as JsonObject[] } : {}), record_id: this.record_.record_id, reward: rewardOf(this.record_) as unknown as JsonObject }
         : {}),
-      ...(this.writtenRecordId ? { written: true } : {}),
+      ...(this.writtenRecordId ? { verified: true, written: this.writtenToOut } : {}),
       ...(this.failure_ ? { error: errorMessage(this.failure_) } : {}),
     };
   }

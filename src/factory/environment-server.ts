@@ -244,6 +244,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
           dataset.append(record, line);
         }
         episode.writtenRecordId = record.record_id;
+        episode.writtenToOut = dataset !== undefined;
       })();
       recording.add(work);
       try {
@@ -284,14 +285,23 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       case 'episodes':
         return send(response, 200, { episodes: [...episodes.values()].map((episode) => episode.status(false)) });
       case 'episode': {
-        const id = parseEpisodeId(decodeURIComponent(route.id!), 'path');
+        const id = parseEpisodeId(decodedSegment(route.id!), 'path');
         const episode = find(id);
         if (method === 'GET') return send(response, 200, episode.status());
         await retire(episode, 'deleted by the client');
         return send(response, 200, { episode_id: id, closed: true, state: episode.phase });
       }
       case 'record':
-        return send(response, 200, await keep(parseEpisodeId(decodeURIComponent(route.id!), 'path')));
+        return send(response, 200, await keep(parseEpisodeId(decodedSegment(route.id!), 'path')));
+    }
+  };
+
+  /** A path segment as sent; a malformed %-escape is the client's mistake, not the server's. */
+  const decodedSegment = (segment: string): string => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      throw new EnvironmentError(400, 'invalid_request', `path: "${segment.slice(0, 80)}" is not a well-formed percent-encoded episode id`, { field: 'path', fix: 'use the episode_id /reset answered' });
     }
   };
 

@@ -60,6 +60,8 @@ export interface ModelServerOptions {
   retries?: number;
   /** Where OPENAI_BASE_URL and the key are read from. */
   environment?: NodeJS.ProcessEnv;
+  /** The flag that named the model (--policy, --user, --model), for the fix when it is not served. */
+  flag?: string;
 }
 
 export type CheckedModel =
@@ -102,15 +104,21 @@ export async function checkModel(spec: ModelSpec, options: ModelServerOptions = 
   }
   const apiKey = readApiKey(options.apiKeyEnv, environment);
   const server: OpenAIServer = { baseUrl: resolveBaseUrl(options.baseUrl, environment), ...(apiKey !== undefined ? { apiKey } : {}) };
-  const info = await inspectOpenAIModel(server, spec.model, { timeoutMs: startup });
+  const info = await inspectOpenAIModel(server, spec.model, { timeoutMs: startup, ...(options.flag ? { flag: options.flag } : {}) });
   const reported = info.digest ?? undefined;
   if (supplied !== undefined && reported !== undefined && supplied.replace(/^sha256:/, '') !== reported.replace(/^sha256:/, '')) {
     throw new FactoryError('model_unavailable', `--model-digest ${supplied} is not the digest ${reported} the server at ${server.baseUrl} reports for ${spec.model}`, {
       fix: 'drop --model-digest (the server pins this model itself), or point --base-url at the server that holds those weights',
     });
   }
+  const revision = pinnedRevision(info.weights);
+  if (supplied !== undefined && /^[0-9a-f]{40}$/.test(supplied) && revision !== undefined && revision.length === 40 && supplied !== revision) {
+    throw new FactoryError('model_unavailable', `--model-digest ${supplied} is not the revision ${revision} the server at ${server.baseUrl} loaded for ${spec.model} (weights "${info.weights}")`, {
+      fix: 'drop --model-digest (the weights the server loaded name their revision), or point --base-url at the server that holds those weights',
+    });
+  }
   const digest = supplied ?? reported ?? null;
-  if (digest === null && pinnedRevision(info.weights) === undefined) {
+  if (digest === null && revision === undefined) {
     throw new FactoryError('model_unavailable', `nothing pins the weights of ${spec.model} at ${server.baseUrl}: the server reports ${info.weights === null ? 'no weights id' : `weights "${info.weights}", which names no revision`} and no digest, so a record could not be traced to the model that acted`, {
       fix: 'pass --model-digest with the sha256 of the weights file (`sha256sum model.gguf`) or the 40-hex Hugging Face revision the server loaded',
     });

@@ -81,7 +81,7 @@ export async function preparePolicy(lane: Lane, spec: PolicySpec, options: Model
   const mode: ModelMode = modeName;
   if (spec.model.provider === 'openai' && mode === 'raw') {
     throw new FactoryError('usage', `--mode raw renders the prompt for Ollama's /api/generate; ${formatModelSpec(spec.model)} is asked through chat completions, whose server applies its own chat template`, {
-      fix: 'drop --mode raw (with openai:, calls the server returns as text are still read by --codec)',
+      fix: `${options.mode !== undefined ? 'drop --mode raw' : `pass --mode native (lane ${lane.name} asks for raw)`} (with openai:, calls the server returns as text are still read by --codec)`,
     });
   }
   const checked = await checkModel(spec.model, options);

@@ -39,7 +39,7 @@ export async function prepareUser(lane: Lane, spec: UserSpec, options: UserModel
       fix: 'drop --user, or use a lane whose tasks have "facts" (e.g. issues-dialogue-v1)',
     });
   }
-  const checked = await checkModel(spec.model, options);
+  const checked = await checkModel(spec.model, { flag: '--user', ...options });
   const temperature = lane.document.model?.temperature ?? 0.2;
   const maxTokens = lane.document.model?.max_output_tokens ?? 512;
   if (checked.provider === 'ollama') {

@@ -44,10 +44,17 @@ export function regeneratedDirectory(id: string): string {
   return `regenerated/${id}`;
 }
 
-export function generateCommand(lane: string, task: string, seed: number, id: string, choice: { variant?: string; policy?: string; user?: string } = {}): string {
+export function generateCommand(
+  lane: string,
+  task: string,
+  seed: number,
+  id: string,
+  choice: { variant?: string; policy?: string; user?: string; digests?: readonly string[] } = {},
+): string {
   const only = choice.policy !== undefined ? ` --policy ${choice.policy}` : choice.variant !== undefined ? ` --variant ${choice.variant}` : '';
   const user = choice.user !== undefined ? ` --user ${choice.user}` : '';
-  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}${only}${user} --out ${regeneratedDirectory(id)}`;
+  const digests = (choice.digests ?? []).map((digest) => ` --model-digest ${digest}`).join('');
+  return `episode-factory generate ${lane} --task ${task} --seeds ${seed}..${seed}${only}${user}${digests} --out ${regeneratedDirectory(id)}`;
 }
 
 export function replayCommand(id: string): string {
@@ -58,6 +65,19 @@ export function replayCommand(id: string): string {
 function userFlag(actors: readonly JsonObject[]): { user?: string } {
   const user = actors.find((actor) => actor.role === 'user');
   return user?.kind === 'model' && typeof user.provider === 'string' && typeof user.name === 'string' ? { user: `${user.provider}:${user.name}` } : {};
+}
+
+/**
+ * A served model's digest is part of how to make the episode again: the
+ * server pins it only when it reports one, so `--model-digest <model>=<digest>`
+ * is given for every openai: actor that has a digest (a server that reports
+ * the same one accepts it).
+ */
+function digestFlags(actors: readonly JsonObject[]): { digests?: string[] } {
+  const digests = actors
+    .filter((actor) => (actor.role === 'policy' || actor.role === 'user') && actor.provider === 'openai' && typeof actor.digest === 'string' && typeof actor.name === 'string')
+    .map((actor) => `${String(actor.name)}=${String(actor.digest)}`);
+  return digests.length > 0 ? { digests: [...new Set(digests)] } : {};
 }
 
 export function assembleRecord(parts: RecordParts): EpisodeRecord {
@@ -107,7 +127,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
         ...(parts.phrasing === undefined ? {} : { phrasing: parts.phrasing }),
         operation: 'generate',
         source_record_id: null,
-        generate_command: generateCommand(lane.name, task.id, seed, id, { ...(model ? { policy: parts.variant } : each ? { variant: parts.variant } : {}), ...userFlag(parts.actors) }),
+        generate_command: generateCommand(lane.name, task.id, seed, id, { ...(model ? { policy: parts.variant } : each ? { variant: parts.variant } : {}), ...userFlag(parts.actors), ...digestFlags(parts.actors) }),
         replay_command: replayCommand(id),
         factory_version: FACTORY_VERSION,
       },

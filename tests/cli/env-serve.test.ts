@@ -177,6 +177,8 @@ describe('the Python client (standard library only)', () => {
     const replayed = runCli(REPO_ROOT, 'replay', serverOut);
     assert.equal(replayed.status, 0, replayed.stdout + replayed.stderr);
     assert.match(replayed.stdout, /5 records, 5 verified, 0 failed/);
+    const audited = runCli(REPO_ROOT, 'audit', serverOut, '--full');
+    assert.equal(audited.status, 0, audited.stdout + audited.stderr);
   });
 
   it('scores completions as a GRPO reward function: a solution 1.0, a wrong answer 0.0, tool calls written as text replayed too', async () => {

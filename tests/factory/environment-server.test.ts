@@ -86,6 +86,8 @@ describe('env serve: reward and records', () => {
       const record = kept.body.record as EpisodeRecord;
       assert.equal(kept.body.verified, true);
       assert.equal(kept.body.written, false, 'without --out nothing is written');
+      const status = await get(server.url, `/episodes/${reset.body.episode_id}`);
+      assert.deepEqual([status.body.verified, status.body.written], [true, false], 'its status says the same');
       assert.deepEqual(judgement(record), judgement(generated));
       assert.equal(record.record_id, `tool-world-v1.${task.id}.s${seed}.remote-solver`);
       assert.equal(record.provenance.lineage.variant, 'remote:solver');
@@ -302,6 +304,7 @@ describe('env serve: bad requests', () => {
       [post(server.url, '/step', { episode_id: 'x', message: { tool_calls: {} } }), 400, 'invalid_request', 'message.tool_calls'],
       [post(server.url, '/step', { episode_id: 'no-such-episode', message: { content: 'x' } }), 404, 'unknown_episode'],
       [get(server.url, '/episodes/no-such-episode'), 404, 'unknown_episode'],
+      [get(server.url, '/episodes/%E0%A4%A'), 400, 'invalid_request'],
       [post(server.url, '/episodes/no-such-episode/record'), 404, 'unknown_episode'],
       [request(server.url, 'PUT', '/step', {}), 405, 'method_not_allowed'],
       [get(server.url, '/reset'), 405, 'method_not_allowed'],

@@ -195,8 +195,10 @@ describe('what pins an openai: model', () => {
       const out = temporaryDirectory();
       const summary = await generateDataset({ lane: theLane, outDir: out, seeds: { from: 0, to: 0 }, tasks: ['find-open-bugs'], policy, formats: ['jsonl'] });
       assert.equal(summary.written, 1);
-      const actor = policyActor(readRecords(out)[0]!);
+      const record = readRecords(out)[0]!;
+      const actor = policyActor(record);
       assert.equal(actor.digest, `sha256:${digest}`);
+      assert.match(record.provenance.lineage.generate_command, new RegExp(` --policy openai:fake-qwen:1b --model-digest fake-qwen:1b=sha256:${digest} --out `), 'the command that makes it again pins it again');
       assert.equal(actor.version, digest.slice(0, 12));
       assert.equal(actor.server, 'llama.cpp');
       assert.equal(actor.weights, '/models/fake-qwen-1b-Q4_K_M.gguf');
@@ -219,6 +221,12 @@ describe('what pins an openai: model', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('refuses a --model-digest revision that contradicts the revision the server loaded', async () => {
+    await assert.rejects(checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: vllm.baseUrl, modelDigests: ['f'.repeat(40)] }), /--model-digest f{40} is not the revision 0123456789abcdef0123456789abcdef01234567 the server at .* loaded for fake-qwen:1b/);
+    const agreeing = await checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: vllm.baseUrl, modelDigests: [REVISION] });
+    assert.equal(agreeing.provider === 'openai' && agreeing.model.digest, REVISION);
   });
 
   it('gives each served model the --model-digest that names it, and a bare one to the one model named', () => {
@@ -278,7 +286,8 @@ describe('openai: through the CLI', () => {
       [['--base-url', vllm.baseUrl], /--base-url applies to a model served through an OpenAI-compatible API, and none plays here/],
       [['--policy', 'openai:fake-qwen:1b', '--base-url', vllm.baseUrl, '--mode', 'raw'], /--mode raw renders the prompt for Ollama's \/api\/generate/],
       [['--policy', 'openai:fake-qwen:1b', '--base-url', vllm.baseUrl, '--api-key-env', 'EF_NO_SUCH_VARIABLE'], /--api-key-env EF_NO_SUCH_VARIABLE: the variable is not set/],
-      [['--policy', 'openai:fake-qwen:1b', '--base-url', vllm.baseUrl, '--api-key-env', 'sk-abc123'], /is not the name of an environment variable/],
+      [['--policy', 'openai:fake-qwen:1b', '--base-url', vllm.baseUrl, '--api-key-env', 'sk-abc123'], /--api-key-env sk-… \(9 characters, not shown\) is not the name of an environment variable/],
+      [['--policy', 'openai:fake-qwen:1b', '--base-url', vllm.baseUrl, '--api-key-env', 'abcKey123'], /--api-key-env abc… \(9 characters, not shown\): the variable is not set/],
       [['--policy', 'openai:no-such-model', '--base-url', vllm.baseUrl], /no-such-model/],
       [['--policy', 'openai:fake-qwen:1b', '--base-url', 'http://user:secret@127.0.0.1:1/v1'], /carries credentials in the URL/],
       [['--policy', 'openai:fake-qwen:1b', '--base-url', 'http://127.0.0.1:9/v1'], /fix:.*--base-url/],
@@ -291,6 +300,8 @@ describe('openai: through the CLI', () => {
       const run = await runCliAsync(cwd, 'generate', 'tool-world-v1', '--out', 'never', ...flags);
       assert.equal(run.status, 2, `${flags.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, message, flags.join(' '));
+      // A key passed where its variable's name belongs is never printed back.
+      for (const secret of ['sk-abc123', 'abcKey123']) if (flags.includes(secret)) assert.ok(!run.stderr.includes(secret), run.stderr);
     }
     assert.deepEqual(readdirSync(cwd), [], 'nothing was written');
   });
@@ -308,6 +319,9 @@ describe('openai: through the CLI', () => {
       assert.equal(record.result.task_completed, true);
       assert.match(record.provenance.lineage.generate_command, / --policy openai:fake-asker:1b --user openai:fake-user:1b --out regenerated\//);
     }
+    const unserved = await runCliAsync(REPO_ROOT, 'generate', 'issues-dialogue-v1', '--user', 'openai:no-such-user', '--base-url', vllm.baseUrl, '--out', join(temporaryDirectory(), 'never'));
+    assert.equal(unserved.status, 2);
+    assert.match(unserved.stderr, /no-such-user.*fix: pass --user openai:/);
     const userBodies = vllm.chatBodies().filter((body: any) => body.model === 'fake-user:1b') as any[];
     assert.ok(userBodies.length > 0 && userBodies.every((body) => body.tools === undefined), 'the user is asked without tools');
     const replay = await runCliAsync(REPO_ROOT, 'replay', out);
