@@ -21,13 +21,16 @@
 //      task's own solution from reset to done and then closed;
 //   8. model backends: what the client adds to one model turn against local
 //      fake servers (bench/model-backend-bench.ts), the openai: backend
-//      streamed and whole, and the Ollama one, over a bare HTTP round trip.
+//      streamed and whole, and the Ollama one, over a bare HTTP round trip;
+//   9. the per-phase profile of an episode on one thread (bench/episode-profile.ts).
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
 // server-world run; default 72), --env-episodes N (each env run; default
 // 400), --env-only (measure section 7 alone), --model-only (section 8
-// alone), --json.
+// alone), --profile-only (section 9 alone: the per-phase profile of an
+// episode, bench/episode-profile.ts), --profile-episodes N (default 500),
+// --json.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -50,6 +53,7 @@ import { substream } from '../src/core/random.js';
 import { filesystemServerWorld } from '../src/world/servers/filesystem/filesystem-world.js';
 import { openWorldSession } from '../src/world/world-session.js';
 import { measureModelBackends, type ModelBackendFigures } from './model-backend-bench.js';
+import { formatEpisodeProfile, measureEpisodeProfile } from './episode-profile.js';
 import { policyFactoryFor } from '../src/factory/scripted-policy-factory.js';
 import { resolveProducedAt } from '../src/factory/produced-at.js';
 import { produceEpisode } from '../src/verify/episode-production.js';
@@ -65,6 +69,8 @@ const { values: flags } = parseArgs({
     'env-episodes': { type: 'string', default: '400' },
     'env-only': { type: 'boolean', default: false },
     'model-only': { type: 'boolean', default: false },
+    'profile-only': { type: 'boolean', default: false },
+    'profile-episodes': { type: 'string', default: '500' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -341,6 +347,14 @@ try {
     rmSync(scratch, { recursive: true, force: true });
     process.exit(0);
   }
+  if (flags['profile-only']) {
+    const floorPerCall = await measureFloor(20_000);
+    const profile = await measureEpisodeProfile({ lane, scratch, episodes: Number(flags['profile-episodes']), countCalls: toolCalls });
+    if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, floor_microseconds_per_call: floorPerCall * 1e6, profile }, null, 2) + '\n');
+    else process.stdout.write(formatEpisodeProfile(profile, floorPerCall));
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(0);
+  }
   if (flags['env-only']) {
     const env = await measureEnvSection();
     if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, env }, null, 2) + '\n');
@@ -379,6 +393,8 @@ try {
   const env = await measureEnvSection();
   log('model backends: policy turns against local fake servers ...');
   const model = await measureModelBackends();
+  log(`per-phase profile: ${flags['profile-episodes']} episodes on this thread ...`);
+  const profile = await measureEpisodeProfile({ lane, scratch, episodes: Number(flags['profile-episodes']), countCalls: toolCalls });
 
   const figures = {
     machine: { cores: cpus().length, node: process.version },
@@ -393,6 +409,7 @@ try {
     report,
     env,
     model,
+    profile,
     server_world: { lane: SERVER_LANE, spawn: spawnCost, repoint: repointCost, fresh_one_worker: serverFresh, one_worker: serverOne, many_workers: serverMany, speedup: serverOne.seconds / serverMany.seconds, scripted_over_server_one_worker: one.verified / one.seconds / serverOne.episodes_per_second },
   };
   if (flags.json) {
@@ -427,6 +444,7 @@ try {
     ];
     rows.push(...envRows(env), ...modelRows(model));
     printRows(rows);
+    process.stdout.write('\n' + formatEpisodeProfile(profile, floor));
     if (rows.some((row) => row[3] === 'NOT YET')) {
       process.stdout.write('\nTargets marked NOT YET: why, and what comes next, is in the README, section Benchmark.\n');
     }

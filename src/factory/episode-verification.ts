@@ -8,6 +8,7 @@
 
 import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
+import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import { specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
 import { InfrastructureError } from '../policy/policy-contract.js';
@@ -47,20 +48,37 @@ export async function verifyEpisode(spec: EpisodeSpec, context: VerificationCont
     trace.phase('verify').emit('record_rejected', { stage, reason });
     return { status: 'rejected', id, row: { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record } };
   };
+  enterPhase('episode');
   try {
     const record = await produceEpisode(spec, context.policy, { producedAt: context.producedAt, trace: trace.phase('generate'), ...(context.userFor ? { userFor: context.userFor } : {}) });
+    enterPhase('serialisation');
     const line = JSON.stringify(record);
+    exitPhase('serialisation');
+    enterPhase('validation');
     const schemaErrors = validateAgainst('episode-record.v1', record);
+    exitPhase('validation');
     if (schemaErrors.length > 0) return reject('schema', schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`).join('; '), record);
     // Replay what will be stored, not the object in memory: a value that
     // does not survive JSON serialization must fail here, not later.
-    const verdict = await replayRecord(JSON.parse(line), lane, { trace: trace.phase('replay'), text: line });
+    enterPhase('replay');
+    let verdict;
+    try {
+      enterPhase('serialisation');
+      const stored: unknown = JSON.parse(line);
+      exitPhase('serialisation');
+      verdict = await replayRecord(stored, lane, { trace: trace.phase('replay'), text: line });
+    } finally {
+      exitPhase('replay');
+    }
     if (!verdict.ok) return reject('replay', verdict.problems.join('; '), record);
     trace.phase('verify').emit('record_written', { task_completed: record.result.task_completed });
     return { status: 'written', id, record, line };
   } catch (error) {
     return reject(error instanceof TaskBindingError ? 'plan' : error instanceof InfrastructureError ? 'infra' : 'run', errorMessage(error), null);
   } finally {
+    enterPhase('writing');
     trace.close();
+    exitPhase('writing');
+    exitPhase('episode');
   }
 }

@@ -4,6 +4,7 @@
 // stop, it finishes the episodes in flight and seals the prefix it has, so an
 // interrupted run keeps every episode it finished.
 
+import { inPhase, inPhaseAsync } from '../core/phase-profile.js';
 import type { EpisodeSpec } from '../lanes/episode-plan.js';
 import { verifyEpisode, type EpisodeResult, type VerificationContext } from './episode-verification.js';
 import { writePart, type PartSummary } from './run-parts.js';
@@ -29,6 +30,10 @@ export interface PartHooks {
 
 /** Runs [start, end) and seals what it finished; undefined when it was stopped before finishing any. */
 export async function producePart(context: PartContext, start: number, end: number, hooks: PartHooks): Promise<PartSummary | undefined> {
+  return inPhaseAsync('part', () => producePartRange(context, start, end, hooks));
+}
+
+async function producePartRange(context: PartContext, start: number, end: number, hooks: PartHooks): Promise<PartSummary | undefined> {
   const episodeLines: string[] = [];
   const rejectedLines: string[] = [];
   const summary: Omit<PartSummary, 'files' | 'end'> & Required<Pick<PartSummary, 'infra_errors' | 'infra_failures'>> = {
@@ -59,7 +64,7 @@ export async function producePart(context: PartContext, start: number, end: numb
     await new Promise((resolve) => setImmediate(resolve));
   }
   if (finished === start) return undefined;
-  return writePart(context.staging, { ...summary, end: finished }, episodeLines, rejectedLines);
+  return inPhase('writing', () => writePart(context.staging, { ...summary, end: finished }, episodeLines, rejectedLines));
 
   function keep(result: EpisodeResult): void {
     let taskCompleted = false;

@@ -5,6 +5,7 @@
 // same world state and the same fault state.
 
 import type { Message, ToolDescriptor } from '../core/conversation.js';
+import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import type { Random } from '../core/random.js';
 import type { Policy } from '../policy/policy-contract.js';
 import type { UserSimulator } from '../policy/user-simulator.js';
@@ -75,7 +76,10 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
   };
   const { instance, connect } = options;
   if (!instance === !connect) throw new Error('runWorldEpisode takes exactly one of instance and connect');
-  const opened = await McpToolSession.open(() => (connect ? connect(connectOptions) : connectInProcess(createWorldServer(instance!), connectOptions)), trace);
+  enterPhase('connection');
+  const opened = await McpToolSession.open(() => (connect ? connect(connectOptions) : connectInProcess(createWorldServer(instance!), connectOptions)), trace).finally(() =>
+    exitPhase('connection'),
+  );
   session = opened;
   try {
     const catalog = opened.catalog;
@@ -91,6 +95,8 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
     });
     return { catalog, run, faults, serverFaults };
   } finally {
+    enterPhase('connection');
     await opened.close();
+    exitPhase('connection');
   }
 }

@@ -5,6 +5,7 @@
 
 import type { Message } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
+import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import { substream, type Random } from '../core/random.js';
 import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { instantiateTask } from '../lanes/task-instance.js';
@@ -66,14 +67,17 @@ export const FACTORY_ACTOR: JsonObject = { role: 'factory', kind: 'program', nam
 
 export async function produceEpisode(spec: EpisodeSpec, policyFor: PolicyFactory, options: ProduceOptions): Promise<EpisodeRecord> {
   const { lane, seed } = spec;
+  enterPhase('world_init');
   const world = await openWorldSession(getWorld(lane.document.world.name), substream(seed, 'world'), lane.document.world.config ?? {}, {
     pinnedDate: lane.document.produced_at,
     ...(options.trace ? { onEvent: (event: string, data: JsonObject) => options.trace!.emit(event, data) } : {}),
-  });
+  }).finally(() => exitPhase('world_init'));
   try {
     return await produceOnWorld(spec, world, policyFor, options);
   } finally {
+    enterPhase('connection');
     await world.dispose();
+    exitPhase('connection');
   }
 }
 
@@ -99,6 +103,7 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     { role: 'user', content: instance.userMessage },
   ];
   options.trace?.emit('episode_started', { lane: lane.name, lane_sha256: lane.sha256, task: task.id, seed, variant, policy: policy.actor, ...(user ? { user: user.actor } : {}) });
+  enterPhase('tool_calls');
   const { catalog, run, faults, serverFaults } = await runWorldEpisode({
     connect: (connectOptions) => world.connect(connectOptions),
     policy,
@@ -109,8 +114,11 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     faults: { plan: lane.faults, random: substream(seed, `faults:${task.id}`) },
     ...(options.enforceWallTime === false ? { enforceWallTime: false } : {}),
     ...(options.halt ? { halt: options.halt } : {}),
-  });
+  }).finally(() => exitPhase('tool_calls'));
+  enterPhase('snapshot');
   const finalSnapshot = await world.finalSnapshot();
+  exitPhase('snapshot');
+  enterPhase('predicates');
   const aliases = new Map(faults.filter((fault) => fault.renamed_to).map((fault) => [fault.renamed_to!, fault.tool!]));
   const verdicts = evaluatePredicates(task.predicates, {
     initial: initialSnapshot,
@@ -122,6 +130,7 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     facts: instance.facts,
   });
   const evidence = checkClaims(run.final_text, world.tools, run.messages, aliases);
+  exitPhase('predicates');
   const faultsFired: FaultFired[] = faults.map((fault) => ({
     kind: fault.kind,
     fault: fault.fault,
@@ -130,7 +139,8 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     call: fault.call,
     detail: fault.detail,
   }));
-  return assembleRecord({
+  enterPhase('record_assembly');
+  const record = assembleRecord({
     lane,
     task,
     seed,
@@ -149,4 +159,6 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     faultsFired,
     ...(world.kind === 'server' ? { serverFaults: serverFaults.map((fault) => ({ kind: fault.kind, step: fault.step, detail: fault.detail })) } : {}),
   });
+  exitPhase('record_assembly');
+  return record;
 }

@@ -4,6 +4,7 @@
 
 import type { ToolDescriptor } from '../core/conversation.js';
 import { hashCanonical } from '../core/hashing.js';
+import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { isModelVariant, recordId } from '../lanes/episode-plan.js';
@@ -87,6 +88,10 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
   const id = recordId(lane.name, task.id, seed, model || each ? parts.variant : undefined);
   // A claim without a call behind it fails the task, whatever the predicates say.
   const completed = run.outcome.kind === 'final_answer' && verdicts.every((verdict) => verdict.passed) && parts.evidence.unsupported === 0;
+  enterPhase('snapshot_hash');
+  const initialSnapshotSha256 = hashCanonical(parts.initialSnapshot);
+  const finalSnapshotSha256 = hashCanonical(parts.finalSnapshot);
+  exitPhase('snapshot_hash');
   return {
     record_id: id,
     family: RECORD_FAMILY,
@@ -112,8 +117,8 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
       steps: run.stats.steps,
       tool_calls: run.stats.tool_calls,
       rejected_calls: run.stats.rejected_calls,
-      initial_snapshot_sha256: hashCanonical(parts.initialSnapshot),
-      final_snapshot_sha256: hashCanonical(parts.finalSnapshot),
+      initial_snapshot_sha256: initialSnapshotSha256,
+      final_snapshot_sha256: finalSnapshotSha256,
     },
     provenance: {
       produced_at: parts.producedAt,

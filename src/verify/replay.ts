@@ -6,6 +6,7 @@
 
 import { canonicalEquals } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
+import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import { jsonDifferences } from '../core/json-diff.js';
 import { everyVariant, isModelVariant } from '../lanes/episode-plan.js';
 import { findTask, type Lane } from '../lanes/lane.js';
@@ -50,7 +51,9 @@ function idOf(value: unknown): string {
 export async function replayRecord(candidate: unknown, lane: Lane, options: ReplayOptions = {}): Promise<ReplayVerdict> {
   const id = idOf(candidate);
   const fail = (...problems: string[]): ReplayVerdict => ({ record_id: id, ok: false, problems });
+  enterPhase('validation');
   const schemaErrors = validateAgainst('episode-record.v1', candidate);
+  exitPhase('validation');
   if (schemaErrors.length > 0) return fail(...schemaErrors.slice(0, 10).map((error) => `schema: ${error.path || '/'}: ${error.reason}`));
   const record = candidate as EpisodeRecord;
   const { lineage } = record.provenance;
@@ -115,8 +118,14 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
     }
     rebuilt = { ...rebuilt, provenance: { ...rebuilt.provenance, lineage: { ...rebuilt.provenance.lineage, operation: lineage.operation, source_record_id: lineage.source_record_id } } };
   }
-  if (!canonicalEquals(rebuilt, record)) return fail(...explain(record, rebuilt));
-  if (options.text !== undefined && options.text !== JSON.stringify(rebuilt)) {
+  enterPhase('replay_compare');
+  const equal = canonicalEquals(rebuilt, record);
+  exitPhase('replay_compare');
+  if (!equal) return fail(...explain(record, rebuilt));
+  enterPhase('serialisation');
+  const rebuiltText = options.text === undefined ? undefined : JSON.stringify(rebuilt);
+  exitPhase('serialisation');
+  if (options.text !== undefined && options.text !== rebuiltText) {
     return fail('the line is not the record its replay writes: same values, different bytes (a repeated key, reordered fields or added whitespace)');
   }
   return { record_id: id, ok: true, problems: [] };
