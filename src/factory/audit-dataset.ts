@@ -98,13 +98,15 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
       findings.push({ check: 'reproduction', where, reason: `cannot load lane ${name}: ${lane.message}` });
       continue;
     }
-    const replayed = await replayRecord(row.record, lane, { text: row.text });
+    // The reader validated each row against the record schema: replay does not check it again.
+    const replayed = await replayRecord(row.record, lane, { text: row.text, schemaChecked: true });
     for (const problem of replayed.problems) findings.push({ check: 'reproduction', where, reason: `replay: ${problem}` });
     // Regenerating needs a policy that derives the actions again; for any other policy it would be the same replay twice.
     const scripted = row.record.provenance.actors.some((actor) => actor.role === 'policy' && actor.kind === 'scripted');
     if (replayed.ok && scripted) {
       const regenerated = await replayRecord(row.record, lane, {
         text: row.text,
+        schemaChecked: true,
         derivePolicy: (actor) => (actor.kind === 'scripted' ? policyFactoryFor(lane) : undefined),
       });
       for (const problem of regenerated.problems) findings.push({ check: 'reproduction', where, reason: `regenerate: ${problem}` });

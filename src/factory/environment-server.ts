@@ -232,7 +232,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
         }
         // Replay what will be stored, on a fresh world: a record is accepted only when it comes back byte for byte.
         const trace = episode.tracePhase('replay');
-        const verdict = await replayRecord(JSON.parse(line), lane, { text: line, ...(trace ? { trace } : {}) });
+        const verdict = await replayRecord(JSON.parse(line), lane, { text: line, schemaChecked: true, ...(trace ? { trace } : {}) });
         if (!verdict.ok) {
           throw new EnvironmentError(422, 'replay_failed', `the record of episode ${id} did not replay on a fresh world, so it was not kept`, {
             problems: verdict.problems,
