@@ -26,7 +26,7 @@ const LABELS: Record<ProfilePhase, string> = {
   writing: 'writing (trace, part files)',
   replay: 'replay: own work (actions, checks)',
   episode: 'episode: task, trace events, rest',
-  part: 'between episodes (progress, yielding to the loop)',
+  part: 'between episodes (yield to the event loop)',
   other: 'outside parts (plan, dataset files, manifest)',
 };
 
@@ -94,6 +94,10 @@ export function formatEpisodeProfile(profile: EpisodeProfile, floorSecondsPerCal
   lines.push(`${'total'.padEnd(width)}  ${cell('', 9)}  ${cell('', 9)}  ${cell(total.toFixed(3), 10)}  ${cell('100%', 6)}`);
   const perCall = (profile.wall_seconds / profile.tool_calls) * 1e6;
   lines.push(`episodes/s ${(profile.written / profile.wall_seconds).toFixed(1)}; ${perCall.toFixed(1)} µs per tool call (gen + replay)` + (floorSecondsPerCall ? `, ${(perCall / (floorSecondsPerCall * 1e6)).toFixed(2)}× the SDK floor` : ''));
+  lines.push(
+    'note: the yield between episodes is where work deferred by the episodes runs (dropping it does not shorten the run); ' +
+      'a phase that allocates (snapshot hashing) also carries the garbage collections it triggers',
+  );
   if (profile.tangled) lines.push('warning: the phase hooks did not nest (episodes overlapped); the split is unreliable');
   return lines.join('\n') + '\n';
 }
