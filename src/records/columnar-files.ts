@@ -5,34 +5,30 @@
 
 import { closeSync, createWriteStream, fsyncSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { AsyncByteQueue, RecordBatch, RecordBatchStreamWriter, vectorFromArray } from 'apache-arrow';
+import { AsyncByteQueue, type RecordBatch, RecordBatchStreamWriter } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import type { EpisodeRecord } from './episode-record.js';
 import { readLines } from './jsonl.js';
-import { RECORD_ARROW_SCHEMA, RECORD_STRUCT, recordToRow } from './arrow-schema.js';
+import { RecordBatchBuilder } from './arrow-builders.js';
+import { recordToRow } from './arrow-schema.js';
 
 export { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, type ColumnarFormat } from './columnar-names.js';
 export const BATCH_ROWS = 1000;
 
 /** Batches of Arrow rows read from a JSONL file of records, in file order. */
 async function* arrowBatches(jsonlPath: string, batchRows: number): AsyncGenerator<RecordBatch> {
-  let rows: ReturnType<typeof recordToRow>[] = [];
+  const builder = new RecordBatchBuilder();
   let emitted = false;
   for await (const line of readLines(jsonlPath)) {
     if (!line.terminated || line.text.trim() === '') continue;
-    rows.push(recordToRow(JSON.parse(line.text) as EpisodeRecord));
-    if (rows.length >= batchRows) {
-      yield toBatch(rows);
+    builder.append(recordToRow(JSON.parse(line.text) as EpisodeRecord));
+    if (builder.numRows >= batchRows) {
+      yield builder.finishBatch();
       emitted = true;
-      rows = [];
     }
   }
   // An empty dataset still gets one (empty) batch, so both files carry the schema.
-  if (rows.length > 0 || !emitted) yield toBatch(rows);
-}
-
-function toBatch(rows: ReturnType<typeof recordToRow>[]): RecordBatch {
-  return new RecordBatch(RECORD_ARROW_SCHEMA, vectorFromArray(rows, RECORD_STRUCT).data[0]!);
+  if (builder.numRows > 0 || !emitted) yield builder.finishBatch();
 }
 
 function toWasmBatch(batch: RecordBatch): parquet.RecordBatch {
