@@ -53,7 +53,7 @@ describe('typed Arrow builders', () => {
     const base = row!;
     const variants = [
       base,
-      { ...base, recovery: { ...base.recovery, server_faults: [{ kind: 'exit', step: 2, detail: 'gone' }] } },
+      { ...base, recovery: { ...base.recovery, server_faults: [{ kind: 'crashed' as const, step: 2, detail: 'gone' }] } },
       { ...base, result: { ...base.result, outcome_detail: 'détail — ünïcode ✓ 😀' } },
       { ...base, provenance: { ...base.provenance, lineage: { ...base.provenance.lineage, seed: 2n ** 40n, phrasing: null } } },
       { ...base, task: { ...base.task, tags: [] }, tools: [] },
