@@ -20,13 +20,34 @@ import { recordToRow } from './arrow-schema.js';
 export { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, type ColumnarFormat } from './columnar-names.js';
 export const BATCH_ROWS = 1000;
 
+/** Batches of Arrow rows from records, in order; an empty input still gives one (empty) batch, so both files carry the schema. */
+export function* recordBatches(records: Iterable<EpisodeRecord>, batchRows = BATCH_ROWS): Generator<RecordBatch> {
+  const builder = new RecordBatchBuilder();
+  let emitted = false;
+  for (const record of records) {
+    builder.append(recordToRow(record));
+    if (builder.numRows >= batchRows) {
+      yield builder.finishBatch();
+      emitted = true;
+    }
+  }
+  if (builder.numRows > 0 || !emitted) yield builder.finishBatch();
+}
+
+/** The records of a JSONL file written by the factory (every terminated line a whole record), in file order. */
+async function* jsonlRecords(jsonlPath: string): AsyncGenerator<EpisodeRecord> {
+  for await (const line of readLines(jsonlPath)) {
+    if (!line.terminated || line.text.trim() === '') continue;
+    yield JSON.parse(line.text) as EpisodeRecord;
+  }
+}
+
 /** Batches of Arrow rows read from a JSONL file of records, in file order. */
 async function* arrowBatches(jsonlPath: string, batchRows: number): AsyncGenerator<RecordBatch> {
   const builder = new RecordBatchBuilder();
   let emitted = false;
-  for await (const line of readLines(jsonlPath)) {
-    if (!line.terminated || line.text.trim() === '') continue;
-    builder.append(recordToRow(JSON.parse(line.text) as EpisodeRecord));
+  for await (const record of jsonlRecords(jsonlPath)) {
+    builder.append(recordToRow(record));
     if (builder.numRows >= batchRows) {
       yield builder.finishBatch();
       emitted = true;
@@ -117,22 +138,30 @@ export interface ColumnarOutputs {
  * is a whole record) as Arrow and/or Parquet. Returns the number of rows.
  */
 export async function writeColumnar(jsonlPath: string, outputs: ColumnarOutputs, batchRows = BATCH_ROWS): Promise<number> {
-  let rowCount = 0;
   if (!outputs.arrow && !outputs.parquet) {
     // Nothing to write (a JSONL-only run): the rows are still read and shaped,
     // so a line that is not a record fails as before, but no Arrow vectors are
     // built only to be dropped.
-    for await (const line of readLines(jsonlPath)) {
-      if (!line.terminated || line.text.trim() === '') continue;
-      recordToRow(JSON.parse(line.text) as EpisodeRecord);
+    let rowCount = 0;
+    for await (const record of jsonlRecords(jsonlPath)) {
+      recordToRow(record);
       rowCount++;
     }
     return rowCount;
   }
+  return writeColumnarBatches(arrowBatches(jsonlPath, batchRows), outputs, batchRows);
+}
+
+/**
+ * Writes record batches (each at most `batchRows` rows; at least one, so the
+ * files carry the schema) as Arrow and/or Parquet. Returns the number of rows.
+ */
+export async function writeColumnarBatches(batches: AsyncIterable<RecordBatch> | Iterable<RecordBatch>, outputs: ColumnarOutputs, batchRows = BATCH_ROWS): Promise<number> {
+  let rowCount = 0;
   const arrowFile = outputs.arrow ? new ArrowStreamFile(outputs.arrow) : undefined;
-  const batches = arrowBatches(jsonlPath, batchRows);
+  const iterator = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]();
   const next = async (): Promise<IpcBatch | undefined> => {
-    const step = await batches.next();
+    const step = await iterator.next();
     if (step.done) return undefined;
     rowCount += step.value.numRows;
     const batch = ipcBatch(step.value);
