@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { RecordBatchReader, tableFromIPC } from 'apache-arrow';
+import { RecordBatch, RecordBatchReader, RecordBatchStreamWriter, tableFromIPC, vectorFromArray } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
-import { RECORD_ARROW_SCHEMA, recordToRow } from '../../src/records/arrow-schema.js';
+import { RECORD_ARROW_SCHEMA, RECORD_STRUCT, recordToRow } from '../../src/records/arrow-schema.js';
 import { writeColumnar } from '../../src/records/columnar-files.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
@@ -46,6 +46,15 @@ describe('Arrow and Parquet copies of a dataset', () => {
     const second = temporaryDirectory();
     for (const out of [first, second]) await writeColumnar(SAMPLE, { arrow: join(out, 'e.arrow'), parquet: join(out, 'e.parquet') });
     for (const file of ['e.arrow', 'e.parquet']) assert.ok(readFileSync(join(first, file)).equals(readFileSync(join(second, file))), file);
+  });
+
+  it('write the Arrow stream apache-arrow writes from row-wise vectors, byte for byte', async () => {
+    const out = temporaryDirectory();
+    await writeColumnar(SAMPLE, { arrow: join(out, 'e.arrow'), parquet: join(out, 'e.parquet') }, 16);
+    const rows = records().map(recordToRow);
+    const batches: RecordBatch[] = [];
+    for (let start = 0; start < rows.length; start += 16) batches.push(new RecordBatch(RECORD_ARROW_SCHEMA, vectorFromArray(rows.slice(start, start + 16), RECORD_STRUCT).data[0]!));
+    assert.ok(readFileSync(join(out, 'e.arrow')).equals(Buffer.from(RecordBatchStreamWriter.writeAll(batches).toUint8Array(true))));
   });
 
   it('keep an Arrow stream readable up to its last whole batch when the file is cut short', async () => {
