@@ -7,7 +7,8 @@
 // and its options, and where the sources live. Two processes may build at
 // once: each builds into its own temporary directory and renames it into
 // place; the loser discards its copy. When nothing can be built (no esbuild,
-// no writable place), workers fall back to tsx.
+// no writable place), workers fall back to tsx. EPISODE_FACTORY_CACHE names
+// another cache root; EPISODE_FACTORY_WORKER_TSX=1 makes workers use tsx.
 //
 // Compiled files keep the repository's layout under the cache directory, and
 // each file's `import.meta.url` is fixed at its source file's URL, so the
@@ -99,8 +100,10 @@ export function workerSourceKey(esbuildVersion: string, files: readonly string[]
   return hash.digest('hex').slice(0, 32);
 }
 
-/** Candidate cache roots, in order: beside the dependencies (found by Node's own resolution), then the system's temporary directory. */
+/** Candidate cache roots, in order: EPISODE_FACTORY_CACHE when set; else beside the dependencies (found by Node's own resolution), then the system's temporary directory. */
 function cacheRoots(): string[] {
+  const chosen = process.env.EPISODE_FACTORY_CACHE;
+  if (chosen) return [chosen];
   return [join(PACKAGE_ROOT, 'node_modules', '.cache', 'episode-factory'), join(tmpdir(), 'episode-factory-cache')];
 }
 
