@@ -16,7 +16,7 @@
 // package.json, node_modules through createRequire) are the repository's own.
 
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
@@ -28,6 +28,9 @@ const SCHEME = 'episode-factory-workers-1';
 const SOURCE_DIR = fileURLToPath(new URL('../', import.meta.url));
 /** The worker's entry, relative to src/. */
 const ENTRY = 'factory/generation-worker';
+/** Builds kept beside the newest one (other checkouts, other branches share the cache); older ones are removed once they are this old. */
+const KEEP_BUILDS = 4;
+const PRUNE_AFTER_MS = 10 * 60 * 1000;
 /** Marks a complete build; a directory is renamed into place only once it is written. */
 const COMPLETE = 'complete.json';
 
@@ -132,7 +135,10 @@ export function buildWorkerSources(): string {
       } finally {
         rmSync(scratch, { recursive: true, force: true });
       }
-      if (existsSync(join(target, COMPLETE))) return target;
+      if (existsSync(join(target, COMPLETE))) {
+        pruneOldBuilds(root, target);
+        return target;
+      }
       failures.push(`${target}: not complete after building`);
     } catch (error) {
       failures.push(`${root}: ${error instanceof Error ? error.message : String(error)}`);
@@ -172,5 +178,28 @@ function nodeModulesOf(packageRoot: string): string | undefined {
   for (let directory = packageRoot; ; directory = dirname(directory)) {
     if (existsSync(join(directory, 'node_modules'))) return join(directory, 'node_modules');
     if (dirname(directory) === directory) return undefined;
+  }
+}
+
+/**
+ * After a build, removes what a cache accumulates: builds beyond the newest
+ * KEEP_BUILDS and half-built directories of killed builds, only once they are
+ * PRUNE_AFTER_MS old. A process still running an old build's workers loses
+ * nothing it has loaded, and a thread it starts later falls back to tsx.
+ */
+function pruneOldBuilds(root: string, keep: string): void {
+  try {
+    // "Now" is when the newest build was written: the file system's clock, not the process's.
+    const now = statSync(keep).mtimeMs;
+    const entries = readdirSync(root)
+      .filter((name) => name.startsWith('workers-') || name.startsWith('.building-'))
+      .map((name) => ({ name, path: join(root, name), modified: statSync(join(root, name)).mtimeMs }))
+      .filter((entry) => entry.path !== keep)
+      .sort((left, right) => right.modified - left.modified);
+    const builds = entries.filter((entry) => entry.name.startsWith('workers-'));
+    const stale = [...builds.slice(KEEP_BUILDS), ...entries.filter((entry) => entry.name.startsWith('.building-'))];
+    for (const entry of stale) if (now - entry.modified > PRUNE_AFTER_MS) rmSync(entry.path, { recursive: true, force: true });
+  } catch {
+    // Pruning is housekeeping: a cache it cannot tidy still works.
   }
 }

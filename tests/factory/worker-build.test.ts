@@ -1,11 +1,11 @@
 // Tests the warm start of generation workers: the compiled copy of the sources
 // (keyed by every source's bytes, built by two processes at once without harm,
-// finding the repository's own files from the cache), the Node flags a
+// finding the repository's own files from the cache, old builds pruned), the Node flags a
 // compiled thread drops, and the parts that shrink towards the end of a run.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
@@ -42,12 +42,24 @@ describe('worker build', () => {
 
   it('builds once when two processes build at once, and the compiled code finds the repository files and packages from the cache', async () => {
     const root = temporaryDirectory('ef-worker-cache-');
+    // What an old cache holds: builds of other sources (an hour old and older) and a killed build's half-written directory.
+    const hour = 3600;
+    for (let index = 0; index < 6; index++) {
+      mkdirSync(join(root, `workers-old${index}`));
+      utimesSync(join(root, `workers-old${index}`), Date.now() / 1000 - hour * (index + 1), Date.now() / 1000 - hour * (index + 1));
+    }
+    mkdirSync(join(root, '.building-killed'));
+    utimesSync(join(root, '.building-killed'), Date.now() / 1000 - hour, Date.now() / 1000 - hour);
     const build = `const { buildWorkerSources } = await import(${JSON.stringify(BUILD)}); process.stdout.write(buildWorkerSources());`;
     const [first, second] = await Promise.all([node(build, { EPISODE_FACTORY_CACHE: root }), node(build, { EPISODE_FACTORY_CACHE: root })]);
     assert.equal(first.status, 0, first.stderr);
     assert.equal(second.status, 0, second.stderr);
     assert.equal(first.stdout, second.stdout, 'both use the same directory');
-    assert.deepEqual(readdirSync(root), [first.stdout.slice(root.length + 1)], 'no half-built directory is left behind');
+    assert.deepEqual(
+      readdirSync(root).sort(),
+      [first.stdout.slice(root.length + 1), 'workers-old0', 'workers-old1', 'workers-old2', 'workers-old3'].sort(),
+      'no half-built directory is left behind, and only the newest old builds are kept',
+    );
     assert.ok(existsSync(join(first.stdout, 'complete.json')));
 
     // Plain Node (no tsx): the compiled package paths point at the repository, and the worker's whole import graph (SDK, ajv, worlds' catalogs) loads.
