@@ -46,6 +46,7 @@ import {
   type RunIdentity,
 } from './run-parts.js';
 import { startWorker, type GenerationWorker } from './worker-pool.js';
+import { guidedParts } from './part-schedule.js';
 import { isBuiltInWorld } from '../world/world-registry.js';
 
 export { EPISODES_FILE, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
@@ -203,7 +204,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
         : remaining < MIN_EPISODES_FOR_WORKERS
           ? 1
           : Math.min(availableParallelism(), Math.ceil(remaining / 20));
-  const queue = splitRanges(chunks, Math.max(1, Math.min(PART_EPISODES, Math.ceil(remaining / (workerCount * 4)))));
+  // Worker threads take parts that shrink towards the end, so they finish together.
+  const queue = workerCount === 1 ? splitRanges(chunks, Math.max(1, Math.min(PART_EPISODES, Math.ceil(remaining / 4)))) : guidedParts(chunks, workerCount, PART_EPISODES);
 
   let done = resumed;
   let rejectedSoFar = kept.reduce((sum, part) => sum + part.rejected, 0);
