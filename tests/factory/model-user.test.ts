@@ -10,17 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ollama } from 'ollama';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { FAKE_MODELS, startFakeOllama, type FakeConversation, type FakeDecision, type FakeOllama } from '../fixtures/fake-ollama.js';
+import { asker } from '../fixtures/fake-agents.js';
+import { FAKE_MODELS, startFakeOllama, type FakeOllama } from '../fixtures/fake-ollama.js';
 import { REPO_ROOT, runCliAsync, temporaryDirectory } from '../helpers.js';
-
-/** An agent that asks which issue, closes the one the user names, and says so. */
-function asker(conversation: FakeConversation): FakeDecision {
-  const replies = conversation.turns.filter((turn) => turn.role === 'user').slice(1).map((turn) => turn.text).join(' ');
-  const number = /#(\d+)/.exec(replies)?.[1];
-  if (conversation.turns.some((turn) => turn.role === 'tool')) return { kind: 'text', text: `Closed #${number} as completed.` };
-  if (!number) return { kind: 'text', text: 'Which issue should I close?' };
-  return { kind: 'call', call: { name: 'close_issue', arguments: { number: Number(number), reason: 'completed' } } };
-}
 
 let fake: FakeOllama;
 before(async () => {

@@ -20,21 +20,12 @@ import { loadLane } from '../../src/lanes/lane-loader.js';
 import { OpenAIWriter } from '../../src/policy/openai/openai-writer.js';
 import { checkModel, digestFor } from '../../src/factory/model-server.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { FAKE_MODELS, type FakeConversation, type FakeDecision } from '../fixtures/fake-agents.js';
+import { asker, FAKE_MODELS } from '../fixtures/fake-agents.js';
 import { FAKE_CHAT_TEMPLATE, fakeOllamaDigest, startFakeOpenAI, type FakeOpenAI } from '../fixtures/fake-openai.js';
 import { REPO_ROOT, runCliAsync, temporaryDirectory } from '../helpers.js';
 
 const REVISION = '0123456789abcdef0123456789abcdef01234567';
 const SNAPSHOT = `/root/.cache/huggingface/hub/models--fake--qwen/snapshots/${REVISION}`;
-
-/** An agent that asks which issue, closes the one the user names, and says so. */
-function asker(conversation: FakeConversation): FakeDecision {
-  const replies = conversation.turns.filter((turn) => turn.role === 'user').slice(1).map((turn) => turn.text).join(' ');
-  const number = /#(\d+)/.exec(replies)?.[1];
-  if (conversation.turns.some((turn) => turn.role === 'tool')) return { kind: 'text', text: `Closed #${number} as completed.` };
-  if (!number) return { kind: 'text', text: 'Which issue should I close?' };
-  return { kind: 'call', call: { name: 'close_issue', arguments: { number: Number(number), reason: 'completed' } } };
-}
 
 const WRITER_LINES = ['1. Could you list the open bugs about {{topic}}?', '- Which open bugs mention {{topic}}? Give me their numbers.'];
 
