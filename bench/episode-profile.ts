@@ -24,10 +24,11 @@ const LABELS: Record<ProfilePhase, string> = {
   serialisation: 'serialisation (stringify / parse)',
   replay_compare: 'replay: compare rebuilt with stored',
   writing: 'writing (trace, part files)',
+  columnar: "columnar: the part's Arrow columns",
   replay: 'replay: own work (actions, checks)',
   episode: 'episode: task, trace events, rest',
   part: 'between episodes (yield to the event loop)',
-  other: 'outside parts (plan, dataset files, manifest)',
+  other: 'outside parts (plan, joining parts, Arrow/Parquet, manifest)',
 };
 
 export interface EpisodeProfile {

@@ -21,6 +21,7 @@ export const PROFILE_PHASES = [
   'serialisation',
   'replay_compare',
   'writing',
+  'columnar',
   'replay',
   'episode',
   'part',

@@ -37,7 +37,8 @@ export interface VerificationContext {
 
 /** What verifying one episode came to: a record to write, or a row for rejected.jsonl. */
 export type EpisodeResult =
-  | { status: 'written'; id: string; record: EpisodeRecord; line: string }
+  /** `stored` is the line parsed back, as a reader of episodes.jsonl sees the record (the columnar copies are built from it). */
+  | { status: 'written'; id: string; record: EpisodeRecord; line: string; stored: EpisodeRecord }
   | { status: 'rejected'; id: string; row: RejectedRow };
 
 export async function verifyEpisode(spec: EpisodeSpec, context: VerificationContext): Promise<EpisodeResult> {
@@ -64,9 +65,10 @@ export async function verifyEpisode(spec: EpisodeSpec, context: VerificationCont
     // so replay does not check it again on the line's parse.
     enterPhase('replay');
     let verdict;
+    let stored: EpisodeRecord;
     try {
       enterPhase('serialisation');
-      const stored: unknown = JSON.parse(line);
+      stored = JSON.parse(line) as EpisodeRecord;
       exitPhase('serialisation');
       verdict = await replayRecord(stored, lane, { trace: trace.phase('replay'), text: line, schemaChecked: true });
     } finally {
@@ -74,7 +76,7 @@ export async function verifyEpisode(spec: EpisodeSpec, context: VerificationCont
     }
     if (!verdict.ok) return reject('replay', verdict.problems.join('; '), record);
     trace.phase('verify').emit('record_written', { task_completed: record.result.task_completed });
-    return { status: 'written', id, record, line };
+    return { status: 'written', id, record, line, stored };
   } catch (error) {
     return reject(error instanceof TaskBindingError ? 'plan' : error instanceof InfrastructureError ? 'infra' : 'run', errorMessage(error), null);
   } finally {

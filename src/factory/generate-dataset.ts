@@ -137,6 +137,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const producedAt = resolveProducedAt(lane);
   const concurrency = positive('--concurrency', options.concurrency ?? 1);
   const formats = new Set(options.formats ?? OUTPUT_FORMATS);
+  const columnar = formats.has('arrow') || formats.has('parquet');
   const identity: RunIdentity = {
     format: RUN_FORMAT,
     lane: lane.name,
@@ -241,6 +242,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
         runId,
         concurrency,
         traceOnClose: !modelPlays,
+        columnar,
       };
       for (const range of queue) {
         if (stopping) break;
@@ -250,7 +252,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     } else {
       options.onNote?.(`${workerCount} worker threads`);
       for (let index = 0; index < workerCount; index++) {
-        workers.push(startWorker({ lane, seeds, tasks: options.tasks, variants: options.variants, producedAt, staging, tracesDir, runId }));
+        workers.push(startWorker({ lane, seeds, tasks: options.tasks, variants: options.variants, producedAt, staging, tracesDir, runId, columnar }));
       }
       let next = 0;
       await Promise.all(
@@ -305,11 +307,13 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   }
   concatenateFiles(parts.map((part) => partFile(staging, part, 'episodes')), join(staging, EPISODES_FILE));
   concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
-  const { writeColumnar } = await import('../records/columnar-files.js');
-  await writeColumnar(join(staging, EPISODES_FILE), {
-    ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
-    ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
-  });
+  if (columnar) {
+    const { writeColumnarFromParts } = await import('./part-columns.js');
+    await writeColumnarFromParts(staging, parts, {
+      ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
+      ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
+    });
+  }
 
   const traceFiles = plan.slice(slice.start, slice.end).map((spec) => `${TRACES_DIR}/${specRecordId(spec)}.jsonl`);
   const columnarFiles = [...(formats.has('arrow') ? [ARROW_FILE] : []), ...(formats.has('parquet') ? [PARQUET_FILE] : [])];

@@ -22,6 +22,8 @@ export interface WorkerSetup {
   staging: string;
   tracesDir: string;
   runId: string;
+  /** Build each part's Arrow columns (the run writes Arrow or Parquet). */
+  columnar: boolean;
 }
 
 export type ToWorker = { type: 'run'; start: number; end: number } | { type: 'stop' } | { type: 'close' };
@@ -58,6 +60,7 @@ if (port) {
           concurrency: 1,
           // Workers only run scripted episodes.
           traceOnClose: true,
+          columnar: setup.columnar,
         };
         const part = await producePart(context, message.start, message.end, {
           shouldStop: () => stopping,

@@ -2,10 +2,15 @@
 // plan, verified a few at a time, kept in plan order, and sealed as a part.
 // The same code runs on the main thread and inside a worker thread. Asked to
 // stop, it finishes the episodes in flight and seals the prefix it has, so an
-// interrupted run keeps every episode it finished.
+// interrupted run keeps every episode it finished. When the run writes Arrow
+// or Parquet, the part's rows are built into Arrow columns here, where the
+// records are, and sealed beside its JSONL; the main thread only joins them.
 
 import { inPhase, inPhaseAsync } from '../core/phase-profile.js';
 import type { EpisodeSpec } from '../lanes/episode-plan.js';
+import { RecordBatchBuilder } from '../records/arrow-builders.js';
+import { recordToRow } from '../records/arrow-schema.js';
+import { ipcStream } from '../records/columnar-files.js';
 import { verifyEpisode, type EpisodeResult, type VerificationContext } from './episode-verification.js';
 import { writePart, type PartSummary } from './run-parts.js';
 
@@ -14,6 +19,8 @@ export interface PartContext extends VerificationContext {
   staging: string;
   /** Episodes in flight at once within the part. */
   concurrency: number;
+  /** Build the part's Arrow columns (the run writes Arrow or Parquet). */
+  columnar?: boolean;
 }
 
 export interface EpisodeOutcome {
@@ -46,6 +53,7 @@ async function producePartRange(context: PartContext, start: number, end: number
     infra_errors: 0,
     infra_failures: [],
   };
+  const columns = context.columnar ? new RecordBatchBuilder() : undefined;
   const pending = new Map<number, Promise<EpisodeResult>>();
   let next = start;
   let finished = start;
@@ -64,13 +72,15 @@ async function producePartRange(context: PartContext, start: number, end: number
     await new Promise((resolve) => setImmediate(resolve));
   }
   if (finished === start) return undefined;
-  return inPhase('writing', () => writePart(context.staging, { ...summary, end: finished }, episodeLines, rejectedLines));
+  const arrow = columns && inPhase('columnar', () => ipcStream(columns.finishBatch()));
+  return inPhase('writing', () => writePart(context.staging, { ...summary, end: finished }, episodeLines, rejectedLines, arrow));
 
   function keep(result: EpisodeResult): void {
     let taskCompleted = false;
     let status: EpisodeOutcome['status'] = result.status;
     if (result.status === 'written') {
       episodeLines.push(result.line);
+      if (columns) inPhase('columnar', () => columns.append(recordToRow(result.stored)));
       summary.written++;
       taskCompleted = result.record.result.task_completed;
       if (taskCompleted) summary.completed++;

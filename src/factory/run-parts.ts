@@ -1,6 +1,7 @@
 // Owns the finished work of an unfinished run: the run's identity (run.json)
 // and its parts, each a contiguous range of the plan written as
-// parts/<start>-<end>.episodes.jsonl and .rejected.jsonl, then sealed by a
+// parts/<start>-<end>.episodes.jsonl and .rejected.jsonl (and .arrow, its
+// rows as Arrow columns, when the run writes columnar copies), then sealed by a
 // .done.json marker that carries their hashes. Every file is finished
 // atomically and the marker comes last, so after any crash a part is either
 // whole and sealed or it is not there; whatever is not sealed is deleted and
@@ -61,7 +62,8 @@ export interface PartSummary {
   /** Episodes the model server cut short (stage infra); in rejected.jsonl too. Absent in parts sealed before it was counted. */
   infra_errors?: number;
   infra_failures?: Rejection[];
-  files: { episodes: string; rejected: string };
+  /** sha256 of each sealed file; `arrow` when the run writes columnar copies (the part's rows as an Arrow IPC stream). */
+  files: { episodes: string; rejected: string; arrow?: string };
 }
 
 function pad(index: number): string {
@@ -72,20 +74,21 @@ export function partName(start: number, end: number): string {
   return `${pad(start)}-${pad(end)}`;
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+function sha256(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
 }
 
 function joinLines(lines: readonly string[]): string {
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }
 
-/** Writes one part and seals it. The lines are whole JSONL rows without their newlines. */
+/** Writes one part and seals it. The lines are whole JSONL rows without their newlines; `arrow` is the written rows as an Arrow IPC stream. */
 export function writePart(
   staging: string,
   summary: Omit<PartSummary, 'files'>,
   episodeLines: readonly string[],
   rejectedLines: readonly string[],
+  arrow?: Uint8Array,
 ): PartSummary {
   const directory = join(staging, PARTS_DIR);
   mkdirSync(directory, { recursive: true });
@@ -94,13 +97,19 @@ export function writePart(
   const rejected = joinLines(rejectedLines);
   writeFileAtomically(join(directory, `${name}.episodes.jsonl`), episodes);
   writeFileAtomically(join(directory, `${name}.rejected.jsonl`), rejected);
-  const sealed: PartSummary = { ...summary, files: { episodes: sha256(episodes), rejected: sha256(rejected) } };
+  if (arrow) writeFileAtomically(join(directory, `${name}.arrow`), [arrow]);
+  const sealed: PartSummary = { ...summary, files: { episodes: sha256(episodes), rejected: sha256(rejected), ...(arrow ? { arrow: sha256(arrow) } : {}) } };
   writeFileAtomically(join(directory, `${name}.done.json`), JSON.stringify(sealed) + '\n');
   return sealed;
 }
 
 export function partFile(staging: string, part: Pick<PartSummary, 'start' | 'end'>, kind: 'episodes' | 'rejected'): string {
   return join(staging, PARTS_DIR, `${partName(part.start, part.end)}.${kind}.jsonl`);
+}
+
+/** The part's rows as an Arrow IPC stream, when it was sealed with one. */
+export function partArrowFile(staging: string, part: Pick<PartSummary, 'start' | 'end'>): string {
+  return join(staging, PARTS_DIR, `${partName(part.start, part.end)}.arrow`);
 }
 
 /**
@@ -123,11 +132,15 @@ export function finishedParts(staging: string): PartSummary[] {
     } catch {
       continue;
     }
-    const files = (['episodes', 'rejected'] as const).map((kind) => partFile(staging, summary, kind));
-    const intact = files.every((file, index) => existsSync(file) && sha256(readFileSync(file, 'utf8')) === summary.files[index === 0 ? 'episodes' : 'rejected']);
+    const files: [string, string | undefined][] = [
+      [partFile(staging, summary, 'episodes'), summary.files?.episodes],
+      [partFile(staging, summary, 'rejected'), summary.files?.rejected],
+      ...(summary.files?.arrow === undefined ? [] : [[partArrowFile(staging, summary), summary.files.arrow] as [string, string]]),
+    ];
+    const intact = files.every(([file, hash]) => existsSync(file) && sha256(readFileSync(file)) === hash);
     if (!intact || summary.start !== Number(match[1]) || summary.end !== Number(match[2])) continue;
     sealed.push(summary);
-    for (const kind of ['episodes.jsonl', 'rejected.jsonl', 'done.json']) keep.add(`${partName(summary.start, summary.end)}.${kind}`);
+    for (const kind of ['episodes.jsonl', 'rejected.jsonl', 'done.json', ...(summary.files.arrow === undefined ? [] : ['arrow'])]) keep.add(`${partName(summary.start, summary.end)}.${kind}`);
   }
   for (const entry of entries) if (!keep.has(entry) || entry.endsWith(TEMPORARY_SUFFIX)) rmSync(join(directory, entry), { force: true });
   sealed.sort((left, right) => left.start - right.start);

@@ -1,7 +1,9 @@
 // Owns the columnar copies of a dataset: episodes.arrow (Arrow IPC stream
 // format, so a cut-short file stays readable up to its last whole batch) and
-// episodes.parquet, both written from episodes.jsonl in batches of 1,000 rows
-// (one Parquet row group each), so memory stays flat however many episodes.
+// episodes.parquet, both written in batches of 1,000 rows (one Parquet row
+// group each), so memory stays flat however many episodes. `generate` feeds
+// them the Arrow columns its parts built (factory/part-columns.ts); every
+// other writer, from a JSONL file of records.
 //
 // Each batch is built with typed column builders (arrow-builders.ts) and
 // serialised to Arrow IPC once: the stream file is the schema message, every
@@ -60,6 +62,11 @@ async function* arrowBatches(jsonlPath: string, batchRows: number): AsyncGenerat
 /** The Arrow IPC stream's end-of-stream marker: a continuation token and a zero length. */
 const END_OF_STREAM = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
+/** One batch as a whole Arrow IPC stream (schema, batch, end of stream). */
+export function ipcStream(batch: RecordBatch): Uint8Array {
+  return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
+}
+
 /** One batch as an Arrow IPC stream of its own (schema, batch, end), and where its schema message ends. */
 export interface IpcBatch {
   stream: Uint8Array;
@@ -75,7 +82,7 @@ export interface IpcBatch {
  * stream writer writes for all the batches together.
  */
 export function ipcBatch(batch: RecordBatch): IpcBatch {
-  const stream = RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
+  const stream = ipcStream(batch);
   const view = new DataView(stream.buffer, stream.byteOffset, stream.byteLength);
   if (view.getUint32(0, true) !== 0xffffffff) throw new Error('an Arrow IPC stream that does not start with a continuation token');
   return { stream, schemaEnd: 8 + view.getInt32(4, true), rows: batch.numRows };

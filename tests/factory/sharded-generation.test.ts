@@ -4,14 +4,15 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { tableFromIPC } from 'apache-arrow';
 import { FactoryError } from '../../src/core/errors.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { mergeShards } from '../../src/factory/merge-shards.js';
 import { parseShard, shardSlice } from '../../src/factory/plan-shard.js';
-import { finishedParts, missingRanges, PARTS_DIR, writePart } from '../../src/factory/run-parts.js';
+import { finishedParts, missingRanges, partName, PARTS_DIR, writePart } from '../../src/factory/run-parts.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { Manifest } from '../../src/records/manifest.js';
 import { registerWorld } from '../../src/world/world-registry.js';
@@ -115,6 +116,29 @@ describe('sharded, parallel and resumed generation', () => {
     assert.equal(existsSync(staging), false);
   });
 
+  it('builds each part\'s Arrow columns where it ran, and still joins parts sealed without them into the same bytes', async () => {
+    const out = temporaryDirectory();
+    const controller = new AbortController();
+    let seen = 0;
+    await generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 1, signal: controller.signal, onEpisode: () => (++seen === 31 ? controller.abort() : undefined) });
+    const staging = join(out, '.partial');
+    const parts = finishedParts(staging);
+    assert.ok(parts.length >= 2);
+    for (const part of parts) {
+      assert.match(part.files.arrow ?? '', /^[0-9a-f]{64}$/, 'a run that writes Arrow or Parquet seals each part with its columns');
+      assert.equal(tableFromIPC(readFileSync(join(staging, PARTS_DIR, `${partName(part.start, part.end)}.arrow`))).numRows, part.written);
+    }
+    // A part sealed by a factory that did not build columns in the parts: its rows come from its JSONL.
+    const old = parts[0]!;
+    const marker = join(staging, PARTS_DIR, `${partName(old.start, old.end)}.done.json`);
+    const { arrow: _arrow, ...files } = old.files;
+    writeFileSync(marker, JSON.stringify({ ...old, files }) + '\n');
+    rmSync(join(staging, PARTS_DIR, `${partName(old.start, old.end)}.arrow`));
+    const resumed = await generateDataset({ lane, outDir: out, seeds: SEEDS, resume: true, workers: 2 });
+    assert.equal(resumed.resumed, seen);
+    assertSameData(out, single);
+  });
+
   it('runs a world registered at run time on this thread, since a worker would not know it', async () => {
     registerWorld(flakyWorld);
     const directory = temporaryDirectory();
@@ -157,6 +181,17 @@ describe('run parts', () => {
     writeFileSync(join(staging, PARTS_DIR, '000000002-000000004.episodes.jsonl'), '{"id":"changed"}\n');
     assert.deepEqual(finishedParts(staging).map((part) => [part.start, part.end]), [[0, 2]]);
     assert.deepEqual(readdirSync(join(staging, PARTS_DIR)).sort(), ['000000000-000000002.done.json', '000000000-000000002.episodes.jsonl', '000000000-000000002.rejected.jsonl']);
+  });
+
+  it('checks a part\'s sealed Arrow columns too, and drops the part when they changed or went missing', () => {
+    const staging = temporaryDirectory();
+    const summary = { start: 0, end: 1, written: 1, rejected: 0, completed: 1, faults_fired: {}, rejections: [] };
+    for (const start of [0, 1, 2]) writePart(staging, { ...summary, start, end: start + 1 }, ['{"id":"a"}'], [], new Uint8Array([1, 2, start]));
+    assert.deepEqual(finishedParts(staging).map((part) => part.start), [0, 1, 2]);
+    writeFileSync(join(staging, PARTS_DIR, `${partName(1, 2)}.arrow`), new Uint8Array([1, 2, 9]));
+    rmSync(join(staging, PARTS_DIR, `${partName(2, 3)}.arrow`));
+    assert.deepEqual(finishedParts(staging).map((part) => part.start), [0]);
+    assert.ok(readdirSync(join(staging, PARTS_DIR)).includes(`${partName(0, 1)}.arrow`), 'an intact part keeps its columns');
   });
 });
 
