@@ -218,6 +218,11 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     if (outcome.status === 'infra') infraSoFar++;
     options.onEpisode?.({ ...outcome, done, total, rejected: rejectedSoFar, infra_errors: infraSoFar });
   };
+  // Arrow and Parquet are written from the parts as they are sealed, in plan order (a run
+  // killed while publishing has them complete already, and finishes that instead).
+  const columnOutputs = { ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}), ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}) };
+  const columns = columnar && !publishPending(staging) ? new (await import('./part-columns.js')).ColumnarPartWriter(staging, slice.start, slice.end, columnOutputs) : undefined;
+  for (const part of kept) columns?.add(part);
   const runId = `run-${randomUUID()}`;
   let stopping = options.signal?.aborted ?? false;
   const workers: GenerationWorker[] = [];
@@ -228,6 +233,10 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   options.signal?.addEventListener('abort', stopAll, { once: true });
   let failure: unknown;
   const sealed: PartSummary[] = [];
+  const sealPart = (part: PartSummary) => {
+    sealed.push(part);
+    columns?.add(part);
+  };
   try {
     if (workerCount === 1) {
       // The episode machinery (worlds, SDK, verifier) loads only on the thread that runs episodes.
@@ -247,7 +256,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
       for (const range of queue) {
         if (stopping) break;
         const part = await producePart(context, range.start, range.end, { shouldStop: () => stopping, onEpisode });
-        if (part) sealed.push(part);
+        if (part) sealPart(part);
       }
     } else {
       options.onNote?.(`${workerCount} worker threads`);
@@ -261,7 +270,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
             const range = queue[next++]!;
             try {
               const part = await worker.run(range.start, range.end, onEpisode);
-              if (part) sealed.push(part);
+              if (part) sealPart(part);
             } catch (error) {
               failure ??= error;
               stopAll();
@@ -270,11 +279,15 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
         }),
       );
     }
+  } catch (error) {
+    await columns?.abandon();
+    throw error;
   } finally {
     options.signal?.removeEventListener('abort', stopAll);
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
   if (failure) {
+    await columns?.abandon();
     throw new FactoryError('usage', `${(failure as Error).message}; every finished part is kept in ${staging}`, { fix: 'rerun the same command with --resume' });
   }
 
@@ -298,7 +311,10 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     interrupted,
     wall_seconds: Math.round(performance.now() - started) / 1000,
   });
-  if (missingRanges(parts, slice.start, slice.end).length > 0) return finish(true);
+  if (missingRanges(parts, slice.start, slice.end).length > 0) {
+    await columns?.abandon();
+    return finish(true);
+  }
 
   // A run killed while publishing has its plan in staging, its parts still sealed beside it: finish what it started.
   if (publishPending(staging)) {
@@ -307,13 +323,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   }
   concatenateFiles(parts.map((part) => partFile(staging, part, 'episodes')), join(staging, EPISODES_FILE));
   concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
-  if (columnar) {
-    const { writeColumnarFromParts } = await import('./part-columns.js');
-    await writeColumnarFromParts(staging, parts, {
-      ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
-      ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
-    });
-  }
+  await columns?.finish();
 
   const traceFiles = plan.slice(slice.start, slice.end).map((spec) => `${TRACES_DIR}/${specRecordId(spec)}.jsonl`);
   const columnarFiles = [...(formats.has('arrow') ? [ARROW_FILE] : []), ...(formats.has('parquet') ? [PARQUET_FILE] : [])];

@@ -117,6 +117,11 @@ class ArrowStreamFile {
     fsyncSync(this.fd);
     closeSync(this.fd);
   }
+
+  /** Closes the file as it is, without the end marker: the write failed or was abandoned. */
+  discard(): void {
+    closeSync(this.fd);
+  }
 }
 
 function toWasmBatch(batch: IpcBatch): parquet.RecordBatch {
@@ -176,20 +181,24 @@ export async function writeColumnarBatches(batches: AsyncIterable<RecordBatch> |
     return batch;
   };
 
-  if (outputs.parquet) {
-    const source = new ReadableStream<parquet.RecordBatch>({
-      async pull(controller) {
-        const batch = await next();
-        if (batch) controller.enqueue(toWasmBatch(batch));
-        else controller.close();
-      },
-    });
-    const bytes = await parquet.transformParquetStream(source, parquetProperties(batchRows));
-    await bytes.pipeTo(Writable.toWeb(createWriteStream(outputs.parquet)));
-  } else {
-    while (await next());
+  try {
+    if (outputs.parquet) {
+      const source = new ReadableStream<parquet.RecordBatch>({
+        async pull(controller) {
+          const batch = await next();
+          if (batch) controller.enqueue(toWasmBatch(batch));
+          else controller.close();
+        },
+      });
+      const bytes = await parquet.transformParquetStream(source, parquetProperties(batchRows));
+      await bytes.pipeTo(Writable.toWeb(createWriteStream(outputs.parquet)));
+    } else {
+      while (await next());
+    }
+  } catch (error) {
+    arrowFile?.discard();
+    throw error;
   }
-
   arrowFile?.close();
   return rowCount;
 }

@@ -122,6 +122,7 @@ describe('sharded, parallel and resumed generation', () => {
     let seen = 0;
     await generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 1, signal: controller.signal, onEpisode: () => (++seen === 31 ? controller.abort() : undefined) });
     const staging = join(out, '.partial');
+    for (const file of ['episodes.arrow', 'episodes.parquet']) assert.equal(existsSync(join(staging, file)), false, `a stopped run leaves no half-written ${file}`);
     const parts = finishedParts(staging);
     assert.ok(parts.length >= 2);
     for (const part of parts) {
