@@ -1,8 +1,9 @@
 // Owns the inside of a generation worker thread: it rebuilds the run's plan
 // from the lane and selection it was started with (the same function, so the
 // same plan), then produces whichever parts the main thread hands it and
-// reports every episode and every sealed part back. Only scripted policies run
-// here: they are pure data, so each thread can build its own.
+// reports every episode (a few times a second, in batches) and every sealed
+// part back. Only scripted policies run here: they are pure data, so each
+// thread can build its own.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../core/errors.js';
@@ -28,10 +29,14 @@ export interface WorkerSetup {
 
 export type ToWorker = { type: 'run'; start: number; end: number } | { type: 'stop' } | { type: 'close' };
 export type FromWorker =
-  | { type: 'episode'; record_id: string; status: EpisodeOutcome['status']; task_completed: boolean }
+  /** Finished episodes since the last report, in order: sent at most every PROGRESS_MS, and before their part. */
+  | { type: 'episodes'; outcomes: EpisodeOutcome[] }
   | { type: 'part'; part: PartSummary | null }
   | { type: 'failed'; message: string }
   | { type: 'closed' };
+
+/** How often a worker reports finished episodes: a message per episode cost about 3% of a worker's time. */
+export const PROGRESS_MS = 100;
 
 const port = parentPort;
 if (port) {
@@ -62,10 +67,21 @@ if (port) {
           traceOnClose: true,
           columnar: setup.columnar,
         };
+        let outcomes: EpisodeOutcome[] = [];
+        let reported = performance.now();
+        const report = () => {
+          if (outcomes.length > 0) post({ type: 'episodes', outcomes });
+          outcomes = [];
+          reported = performance.now();
+        };
         const part = await producePart(context, message.start, message.end, {
           shouldStop: () => stopping,
-          onEpisode: (outcome) => post({ type: 'episode', ...outcome }),
+          onEpisode: (outcome) => {
+            outcomes.push(outcome);
+            if (performance.now() - reported >= PROGRESS_MS) report();
+          },
         });
+        report();
         post({ type: 'part', part: part ?? null });
       } catch (error) {
         post({ type: 'failed', message: errorMessage(error) });

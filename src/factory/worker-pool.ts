@@ -77,7 +77,7 @@ export function startWorker(setup: WorkerSetup): GenerationWorker {
     current = undefined;
   };
   worker.on('message', (message: FromWorker) => {
-    if (message.type === 'episode') current?.onEpisode({ record_id: message.record_id, status: message.status, task_completed: message.task_completed });
+    if (message.type === 'episodes') for (const outcome of message.outcomes) current?.onEpisode(outcome);
     else if (message.type === 'part') {
       const settle = current;
       current = undefined;

@@ -42,9 +42,23 @@ describe('sharded, parallel and resumed generation', () => {
 
   it('writes the same bytes with two worker threads', async () => {
     const out = temporaryDirectory();
-    const summary = await generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 2 });
+    const progress: number[] = [];
+    const ids = new Set<string>();
+    const summary = await generateDataset({
+      lane,
+      outDir: out,
+      seeds: SEEDS,
+      workers: 2,
+      onEpisode: (episode) => {
+        progress.push(episode.done);
+        ids.add(episode.record_id);
+      },
+    });
     assert.equal(summary.workers, 2);
     assert.equal(summary.written + summary.rejected, EPISODES);
+    // Workers report in batches; every episode is still reported once, and the count only goes up.
+    assert.deepEqual(progress, Array.from({ length: EPISODES }, (_, index) => index + 1));
+    assert.equal(ids.size, EPISODES);
     assertSameData(out, single);
     assert.equal(existsSync(join(out, '.partial')), false, 'parts are intermediate');
   });
