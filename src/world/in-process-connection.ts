@@ -26,7 +26,13 @@ const harnessChecksOutput: jsonSchemaValidator = {
 
 export interface Connection {
   client: Client;
-  close(): Promise<void>;
+  /**
+   * Ends this use of the connection. `clean` says the episode using it ended
+   * without an error, a timeout, a cancelled call or a dropped transport: a
+   * kept connection (kept-connections.ts) then goes back to its pool. Without
+   * it, and for every other connection, everything is closed.
+   */
+  close(ending?: { clean: boolean }): Promise<void>;
   /**
    * After a call timed out: whether the server itself stopped answering (a
    * hung child), so the session must restart it. Absent for in-process

@@ -54,6 +54,11 @@ export function toMcpTool(spec: ToolSpec): Tool {
  */
 let sharedValidator: AjvJsonSchemaValidator | undefined;
 
+/**
+ * The handlers read `instance.state` at each call, never a copy taken here:
+ * a kept server (kept-connections.ts) is re-pointed at the next episode's
+ * state by assigning it, with no new Server and no new handshake.
+ */
 export function createWorldServer(instance: WorldInstance): Server {
   const { world } = instance;
   const { tools, specs } = prepare(world);
