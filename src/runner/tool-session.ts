@@ -182,11 +182,17 @@ export class McpToolSession implements ToolSession {
     private readonly trace: TraceSink,
   ) {}
 
+  /** Connects and reads the catalog (or takes it from a kept connection that has read it before). */
   static async open(connect: () => Promise<Connection>, trace: TraceSink = NULL_TRACE): Promise<McpToolSession> {
     const session = new McpToolSession(connect, trace);
     await session.attach();
     try {
-      session.catalog = await listCatalog(session.connection.client, trace);
+      const { listed } = session.connection;
+      if (listed?.catalog) session.catalog = listed.catalog.slice();
+      else {
+        session.catalog = await listCatalog(session.connection.client, trace);
+        listed?.remember(session.catalog);
+      }
     } catch (error) {
       await session.connection.close().catch(() => undefined);
       throw error;

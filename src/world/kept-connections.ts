@@ -2,19 +2,25 @@
 // across episodes on this thread (issue 17): a pair is built and handshaken
 // once, then leased to one episode at a time, its server re-pointed at that
 // episode's fresh world state. The handshake and the Server and Client objects
-// are then paid per pair, not per episode. Only fault-free episodes lease: an
-// episode with a fault plan gets a fresh pair with the fault layer between
-// client and server, exactly as before. A pair goes back to the pool only after
-// a clean episode (the session says so, nothing left in flight, no transport or
-// protocol error seen); anything else closes it. Set
-// EPISODE_FACTORY_FRESH_CONNECTIONS=1 for a fresh pair per connection instead;
-// records are the same bytes either way (a test proves it). Each worker thread
-// has its own module instance, hence its own pool.
+// are then paid per pair, not per episode, and so is tools/list: a kept server
+// answers it from its world's prepared listing (mcp-server-binding.ts, built
+// once per world object, one page) with no fault layer in between, so every
+// listing on a pair answers what the first one did, and later sessions take
+// that catalog instead of asking again (a tools/list_changed still makes a
+// session list over the wire at its next turn boundary). Only fault-free
+// episodes lease: an episode with a fault plan gets a fresh pair with the
+// fault layer between client and server, exactly as before. A pair goes back
+// to the pool only after a clean episode (the session says so, nothing left
+// in flight, no transport or protocol error seen); anything else closes it.
+// Set EPISODE_FACTORY_FRESH_CONNECTIONS=1 for a fresh pair per connection
+// instead; records are the same bytes either way (a test proves it). Each
+// worker thread has its own module instance, hence its own pool.
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolDescriptor } from '../core/conversation.js';
 import { connectInProcess, createClient, type ConnectOptions, type Connection } from './in-process-connection.js';
 import { createWorldServer } from './mcp-server-binding.js';
 import type { World, WorldInstance } from './world-contract.js';
@@ -37,6 +43,8 @@ interface KeptPair {
   readonly pending: Set<Id>;
   /** A transport close or a protocol error: never lent again. */
   broken: boolean;
+  /** The catalog the first session on this pair listed: what every later listing would answer. */
+  catalog: readonly ToolDescriptor[] | undefined;
 }
 
 const free = new WeakMap<World<any>, KeptPair[]>();
@@ -70,6 +78,12 @@ async function leaseKeptConnection(instance: WorldInstance): Promise<Connection>
   let ended = false;
   return {
     client: pair.client,
+    listed: {
+      catalog: pair.catalog,
+      remember: (catalog) => {
+        pair.catalog ??= catalog.slice();
+      },
+    },
     close: async (ending) => {
       if (ended) return;
       ended = true;
@@ -93,7 +107,7 @@ async function openPair(world: World<any>): Promise<KeptPair> {
   const server = createWorldServer(instance);
   const client = createClient();
   const pending = new Set<Id>();
-  const pair: KeptPair = { instance, server, client, pending, broken: false };
+  const pair: KeptPair = { instance, server, client, pending, broken: false, catalog: undefined };
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   try {
     await server.connect(serverTransport);

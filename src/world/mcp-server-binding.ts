@@ -26,7 +26,11 @@ interface PreparedWorld {
 
 const prepared = new WeakMap<World<any>, PreparedWorld>();
 
-/** Tool listings and compiled validators are per world, not per episode. */
+/**
+ * Tool listings and compiled validators are per world, not per episode. A
+ * world's listing never changes once built: kept connections rely on it to
+ * reuse a pair's first tools/list (kept-connections.ts).
+ */
 function prepare(world: World<any>): PreparedWorld {
   let entry = prepared.get(world);
   if (!entry) {

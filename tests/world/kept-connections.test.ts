@@ -153,13 +153,20 @@ describe('kept connections', () => {
     assert.deepEqual(delta(before), { opened: 4, leased: 8, closed: 0 });
   });
 
-  it('points a kept client at the current session only: a tools/list_changed reaches it, never an earlier one', async () => {
+  it('lists the catalog once per pair, and points a kept client at the current session only: a tools/list_changed reaches it, never an earlier one', async () => {
     const world = ownWorld();
     const state = world.init(substream(9, 'world'), {});
     const traceA = new Trace('kept-a', undefined, undefined, { keepInMemory: true });
     const a = await McpToolSession.open(() => connectScriptedWorld({ world, state }), traceA.phase('test'));
     const client = (a as unknown as { connection: { client: import('@modelcontextprotocol/sdk/client/index.js').Client } }).connection.client;
     await a.close({ clean: true });
+    // Count the listings the kept client sends from here on.
+    let listings = 0;
+    const listTools = client.listTools.bind(client);
+    client.listTools = (...args: Parameters<typeof listTools>) => {
+      listings++;
+      return listTools(...args);
+    };
     // Between leases, an announcement reaches nobody.
     await keptServerOf(client)!.sendToolListChanged();
     await new Promise((resolve) => setImmediate(resolve));
@@ -167,11 +174,15 @@ describe('kept connections', () => {
     const traceB = new Trace('kept-b', undefined, undefined, { keepInMemory: true });
     const b = await McpToolSession.open(() => connectScriptedWorld({ world, state }), traceB.phase('test'));
     assert.equal((b as unknown as { connection: { client: unknown } }).connection.client, client, 'the same kept client');
+    assert.equal(listings, 0, 'the pair listed its catalog for A: B takes it without a tools/list');
+    assert.equal(canonicalJson(b.catalog), canonicalJson(a.catalog));
+    assert.notEqual(b.catalog, a.catalog, 'a copy of its own');
     assert.equal(await b.sync(), undefined, 'nothing announced to this session yet');
     await keptServerOf(client)!.sendToolListChanged();
     await new Promise((resolve) => setImmediate(resolve));
     b.step = 3;
     assert.equal(await b.sync(), undefined, 'the same catalog: no change, but read again');
+    assert.equal(listings, 1, 'after tools/list_changed, over the wire');
     await b.close({ clean: true });
     // Handed back, the client no longer tells B anything.
     await keptServerOf(client)!.sendToolListChanged();
