@@ -43,6 +43,8 @@ interface KeptPair {
   readonly pending: Set<Id>;
   /** A transport close or a protocol error: never lent again. */
   broken: boolean;
+  /** The pool's own onclose and onerror: they mark the pair broken. */
+  readonly markBroken: () => void;
   /** The catalog the first session on this pair listed: what every later listing would answer. */
   catalog: readonly ToolDescriptor[] | undefined;
 }
@@ -51,7 +53,7 @@ const free = new WeakMap<World<any>, KeptPair[]>();
 const serverOfClient = new WeakMap<Client, Server>();
 const counts = { opened: 0, leased: 0, closed: 0 };
 
-/** Pairs handshaken, leases handed out and pairs closed on this thread since it started (for tests and the bench). */
+/** Pairs handshaken, leases handed out and pairs closed on this thread since it started (for tests). */
 export function keptConnectionCounts(): Readonly<typeof counts> {
   return { ...counts };
 }
@@ -107,7 +109,17 @@ async function openPair(world: World<any>): Promise<KeptPair> {
   const server = createWorldServer(instance);
   const client = createClient();
   const pending = new Set<Id>();
-  const pair: KeptPair = { instance, server, client, pending, broken: false, catalog: undefined };
+  const pair: KeptPair = {
+    instance,
+    server,
+    client,
+    pending,
+    broken: false,
+    markBroken: () => {
+      pair.broken = true;
+    },
+    catalog: undefined,
+  };
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   try {
     await server.connect(serverTransport);
@@ -131,15 +143,9 @@ async function openPair(world: World<any>): Promise<KeptPair> {
     if (!('method' in message) && 'id' in message && message.id !== undefined) pending.delete(message.id);
     deliver?.(message, extra);
   };
-  client.onclose = () => {
-    pair.broken = true;
-  };
-  client.onerror = () => {
-    pair.broken = true;
-  };
-  server.onerror = () => {
-    pair.broken = true;
-  };
+  client.onclose = pair.markBroken;
+  client.onerror = pair.markBroken;
+  server.onerror = pair.markBroken;
   return pair;
 }
 
@@ -147,8 +153,9 @@ async function openPair(world: World<any>): Promise<KeptPair> {
  * Back to the pool after a clean lease, with everything the episode's tool
  * session hung on the client taken off again (its onclose wrapper, its
  * list_changed handler) and the server pointed at no state, so nothing of one
- * episode reaches the next. The client's output-schema cache is rebuilt by
- * the next session's tools/list.
+ * episode reaches the next. The client's output-schema cache stays as the
+ * pair's first tools/list left it, which is what any later listing would
+ * leave (and the harness checks output against its own catalog anyway).
  */
 async function release(pair: KeptPair, clean: boolean): Promise<void> {
   pair.instance.state = undefined;
@@ -156,9 +163,7 @@ async function release(pair: KeptPair, clean: boolean): Promise<void> {
     await closePair(pair);
     return;
   }
-  pair.client.onclose = () => {
-    pair.broken = true;
-  };
+  pair.client.onclose = pair.markBroken;
   pair.client.removeNotificationHandler('notifications/tools/list_changed');
   let list = free.get(pair.instance.world);
   if (!list) free.set(pair.instance.world, (list = []));
