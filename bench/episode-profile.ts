@@ -14,7 +14,7 @@ import { PROFILE_PHASES, startProfile, stopProfile, type PhaseProfile, type Prof
 
 const LABELS: Record<ProfilePhase, string> = {
   world_init: 'world init (seeded state, initial snapshot)',
-  connection: 'connection (MCP handshake, tools/list, close)',
+  connection: 'connection (lease or handshake, tools/list, close)',
   tool_calls: 'agent loop: policy turns, tool calls',
   snapshot: 'final snapshot',
   snapshot_hash: 'snapshot hashing',

@@ -2,8 +2,9 @@
 // it (following nextCursor through empty and partial pages), refreshing it at
 // the next turn boundary after notifications/tools/list_changed, executing
 // validated calls under a per-call timeout (the SDK cancels with
-// notifications/cancelled), reconnecting after the transport drops, and
-// turning whatever comes back into the text a model sees plus a tool_result.
+// notifications/cancelled), reconnecting after the transport drops,
+// turning whatever comes back into the text a model sees plus a tool_result,
+// and saying at the end whether its connection may serve another episode.
 // A tool failure is data, never an exception.
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -173,16 +174,29 @@ export class McpToolSession implements ToolSession {
   private connection!: Connection;
   private stale = false;
   private transportClosed = false;
+  /** A call timed out, was cancelled or lost its transport: the connection is not handed on to another episode. */
+  private troubled = false;
 
   private constructor(
     private readonly connect: () => Promise<Connection>,
     private readonly trace: TraceSink,
   ) {}
 
+  /** Connects and reads the catalog (or takes it from a kept connection that has read it before). */
   static async open(connect: () => Promise<Connection>, trace: TraceSink = NULL_TRACE): Promise<McpToolSession> {
     const session = new McpToolSession(connect, trace);
     await session.attach();
-    session.catalog = await listCatalog(session.connection.client, trace);
+    try {
+      const { listed } = session.connection;
+      if (listed?.catalog) session.catalog = listed.catalog.slice();
+      else {
+        session.catalog = await listCatalog(session.connection.client, trace);
+        listed?.remember(session.catalog);
+      }
+    } catch (error) {
+      await session.connection.close().catch(() => undefined);
+      throw error;
+    }
     trace.emit('catalog_listed', { tools: session.catalog.length });
     return session;
   }
@@ -222,6 +236,7 @@ export class McpToolSession implements ToolSession {
       tool: this.catalog.find((candidate) => candidate.name === name),
       connectionClosed: () => this.transportClosed,
     });
+    if (execution.result.kind === 'timeout' || execution.result.kind === 'transport_error' || options.signal?.aborted) this.troubled = true;
     if (execution.result.kind === 'timeout') {
       this.trace.emit('harness_recovery', { action: 'cancelled_after_timeout', step: this.step, tool: name, timeout_ms: options.timeoutMs });
       // A server world's child that stopped answering altogether is restarted on the same state.
@@ -243,7 +258,8 @@ export class McpToolSession implements ToolSession {
     this.trace.emit('harness_recovery', { action, step: this.step, tool });
   }
 
-  async close(): Promise<void> {
-    await this.connection.close();
+  /** `clean`: the episode ended normally; the connection may then be kept for another (when nothing went wrong on it). */
+  async close(ending?: { clean: boolean }): Promise<void> {
+    await this.connection.close({ clean: ending?.clean === true && !this.troubled });
   }
 }

@@ -1,8 +1,9 @@
 // Owns running one episode against a live world: start the world as a real MCP
 // server (behind the fault layer when the lane has a fault plan), connect a
-// client in-process, read the catalog through tools/list, run the agent loop,
-// and always close the connection. Reconnects rebuild the connection around the
-// same world state and the same fault state.
+// client in-process (a kept one when the episode has no faults), read the
+// catalog through tools/list, run the agent loop, and always end the
+// connection. Reconnects rebuild the connection around the same world state
+// and the same fault state.
 
 import type { Message, ToolDescriptor } from '../core/conversation.js';
 import { enterPhase, exitPhase } from '../core/phase-profile.js';
@@ -11,9 +12,9 @@ import type { Policy } from '../policy/policy-contract.js';
 import type { UserSimulator } from '../policy/user-simulator.js';
 import type { FaultPlan, FiredFault } from '../world/faults/fault-plan.js';
 import { FaultState } from '../world/faults/fault-state.js';
-import { connectInProcess, type ConnectOptions, type Connection } from '../world/in-process-connection.js';
+import type { ConnectOptions, Connection } from '../world/in-process-connection.js';
+import { connectScriptedWorld } from '../world/kept-connections.js';
 import type { ServerFault } from '../world/servers/child-transport.js';
-import { createWorldServer } from '../world/mcp-server-binding.js';
 import type { WorldInstance } from '../world/world-contract.js';
 import { runAgentLoop, type AgentRun, type WallTimeHalt } from './agent-loop.js';
 import type { Limits } from './limits.js';
@@ -77,10 +78,12 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
   const { instance, connect } = options;
   if (!instance === !connect) throw new Error('runWorldEpisode takes exactly one of instance and connect');
   enterPhase('connection');
-  const opened = await McpToolSession.open(() => (connect ? connect(connectOptions) : connectInProcess(createWorldServer(instance!), connectOptions)), trace).finally(() =>
+  const opened = await McpToolSession.open(() => (connect ? connect(connectOptions) : connectScriptedWorld(instance!, connectOptions)), trace).finally(() =>
     exitPhase('connection'),
   );
   session = opened;
+  // Only an episode that returned normally may hand a kept connection back for the next one.
+  let returned = false;
   try {
     const catalog = opened.catalog;
     const run = await runAgentLoop({
@@ -93,10 +96,11 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
       ...(options.enforceWallTime === false ? { enforceWallTime: false } : {}),
       ...(options.halt ? { halt: options.halt } : {}),
     });
+    returned = true;
     return { catalog, run, faults, serverFaults };
   } finally {
     enterPhase('connection');
-    await opened.close();
+    await opened.close({ clean: returned });
     exitPhase('connection');
   }
 }

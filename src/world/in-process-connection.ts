@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { jsonSchemaValidator, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { ToolDescriptor } from '../core/conversation.js';
 import { FaultLayer } from './faults/fault-layer.js';
 import type { FaultState } from './faults/fault-state.js';
 import type { ServerFault } from './servers/child-transport.js';
@@ -26,7 +27,19 @@ const harnessChecksOutput: jsonSchemaValidator = {
 
 export interface Connection {
   client: Client;
-  close(): Promise<void>;
+  /**
+   * Ends this use of the connection. `clean` says the episode using it ended
+   * without an error, a timeout, a cancelled call or a dropped transport: a
+   * kept connection (kept-connections.ts) then goes back to its pool. Without
+   * it, and for every other connection, everything is closed.
+   */
+  close(ending?: { clean: boolean }): Promise<void>;
+  /**
+   * A kept connection's catalog as an earlier session on it listed it, when
+   * a listing now is sure to answer the same (see kept-connections.ts);
+   * `remember` takes the first listing. Absent: list it.
+   */
+  listed?: { catalog: readonly ToolDescriptor[] | undefined; remember(catalog: readonly ToolDescriptor[]): void };
   /**
    * After a call timed out: whether the server itself stopped answering (a
    * hung child), so the session must restart it. Absent for in-process

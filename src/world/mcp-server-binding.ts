@@ -26,7 +26,11 @@ interface PreparedWorld {
 
 const prepared = new WeakMap<World<any>, PreparedWorld>();
 
-/** Tool listings and compiled validators are per world, not per episode. */
+/**
+ * Tool listings and compiled validators are per world, not per episode. A
+ * world's listing never changes once built: kept connections rely on it to
+ * reuse a pair's first tools/list (kept-connections.ts).
+ */
 function prepare(world: World<any>): PreparedWorld {
   let entry = prepared.get(world);
   if (!entry) {
@@ -54,6 +58,11 @@ export function toMcpTool(spec: ToolSpec): Tool {
  */
 let sharedValidator: AjvJsonSchemaValidator | undefined;
 
+/**
+ * The handlers read `instance.state` at each call, never a copy taken here:
+ * a kept server (kept-connections.ts) is re-pointed at the next episode's
+ * state by assigning it, with no new Server and no new handshake.
+ */
 export function createWorldServer(instance: WorldInstance): Server {
   const { world } = instance;
   const { tools, specs } = prepare(world);

@@ -2,13 +2,14 @@
 // connections to it (behind the fault layer when asked), the final snapshot,
 // how it names itself in the record, and disposing of it. A scripted world is
 // an in-memory state served in-process; a server world is a child process on
-// a seeded sandbox (servers/server-session.ts). Episode production and replay
+// a seeded sandbox (servers/server-session.ts); a fault-free connection to a
+// scripted world leases a kept in-process pair (kept-connections.ts). Episode production and replay
 // go through this seam only, so neither can tell the kinds apart.
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
-import { connectInProcess, type ConnectOptions, type Connection } from './in-process-connection.js';
-import { createWorldServer } from './mcp-server-binding.js';
+import type { ConnectOptions, Connection } from './in-process-connection.js';
+import { connectScriptedWorld } from './kept-connections.js';
 import { isServerWorld, type AnyWorld } from './server-world.js';
 import { drawServerSnapshot, openServerSession } from './servers/server-session.js';
 import { worldActor } from './world-actor.js';
@@ -21,7 +22,7 @@ export interface WorldSession {
   /** The declared catalog with our overlays (claims), for evidence checks. */
   readonly tools: readonly ToolSpec[];
   readonly initialSnapshot: JsonValue;
-  /** A fresh connection to the same world; called again after a dropped connection. */
+  /** A connection to the same world (fresh, or a kept one re-pointed at it); called again after a dropped connection. */
   connect(options: ConnectOptions): Promise<Connection>;
   finalSnapshot(): Promise<JsonValue>;
   /** The world actor of the record (for a server world: package, integrity, what it said it was, normalisations). */
@@ -47,7 +48,7 @@ export async function openWorldSession(world: AnyWorld, random: Random, config: 
     version: world.version,
     tools: world.tools,
     initialSnapshot: world.snapshot(state),
-    connect: (connectOptions) => connectInProcess(createWorldServer(instance), connectOptions),
+    connect: (connectOptions) => connectScriptedWorld(instance, connectOptions),
     finalSnapshot: async () => world.snapshot(state),
     actor: () => worldActor(world, 'in-memory'),
     dispose: async () => undefined,
