@@ -3,7 +3,7 @@
 // the Python environment of the loader and training tests.
 
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,4 +110,23 @@ export function nested(depth: number, leaf: unknown): unknown {
   let value = leaf;
   for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { k: value };
   return value;
+}
+
+/**
+ * A dataset's trace index, checked: every episode once, each in an archive
+ * that is there, and nothing else under traces/. Returns the record ids in
+ * index (plan) order: what two runs of one plan must agree on, whatever
+ * their part boundaries.
+ */
+export function traceIndexIds(datasetDir: string): string[] {
+  const entries = readFileSync(join(datasetDir, 'traces', 'index.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { record_id: string; trace: string });
+  const ids = entries.map((entry) => entry.record_id);
+  if (new Set(ids).size !== ids.length) throw new Error(`${datasetDir}: the trace index names an episode twice`);
+  const expected = [...new Set(entries.map((entry) => entry.trace)), 'traces/index.jsonl'].sort();
+  const present = readdirSync(join(datasetDir, 'traces')).map((file) => `traces/${file}`).sort();
+  if (JSON.stringify(present) !== JSON.stringify(expected)) throw new Error(`${datasetDir}: traces/ holds ${present.join(', ')}, the index names ${expected.join(', ')}`);
+  return ids;
 }

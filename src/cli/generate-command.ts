@@ -89,7 +89,8 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       'Runs every (task, seed) episode of a lane against a fresh MCP world, replays each one on a second fresh world, ' +
         'judges it with the hidden predicates, and writes verified records to <out>/episodes.jsonl, with the same rows ' +
         'in episodes.arrow (Arrow IPC stream) and episodes.parquet. Episodes that do not ' +
-        'verify go to <out>/rejected.jsonl with the reason. Also writes traces/<record_id>.jsonl and manifest.json. ' +
+        'verify go to <out>/rejected.jsonl with the reason. Also writes traces/ (one trace archive per part, and traces/index.jsonl naming each ' +
+        "episode's archive) and manifest.json. " +
         'Same lane and seeds give byte-identical episodes.jsonl, whatever --workers, --shard or --resume. Finished episodes ' +
         'are sealed in parts under <out>/.partial as the run goes, so a killed run (Ctrl-C, SIGTERM, even SIGKILL) loses ' +
         'nothing finished: rerun the same command with --resume. With a model, an episode the model server cut short ' +

@@ -13,7 +13,8 @@ export function registerMerge(program: Command, streams: Streams): void {
       'Verifies and combines the output directories of generate --shard 0/N .. N-1/N: every shard file must match its ' +
         'manifest, every shard must come from the same run (lane, seeds, tasks, policy, formats, factory version), and ' +
         'together they must cover the plan exactly once. Writes episodes.jsonl, rejected.jsonl, Arrow, Parquet, traces/ ' +
-        'and manifest.json to --out; the data files are byte for byte those of a single run. Shards may come from many ' +
+        "(the shards' trace archives, and their indexes joined) and manifest.json to --out; the data files are byte for " +
+        'byte those of a single run. Shards may come from many ' +
         'machines (a Kubernetes Indexed Job, a Slurm array) writing to shared storage; see the README, section Scaling.',
     )
     .argument('<dirs...>', 'the shard directories, in any order')

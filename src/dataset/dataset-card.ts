@@ -38,7 +38,7 @@ const KNOWN_FILES: readonly (readonly [string, string])[] = [
   ['sft/', 'SFT rows, one file per split (`episode-factory export sft`; the `sft` config when current, see Training exports)'],
   ['dpo/', 'DPO pairs, one file per split (`episode-factory export dpo`; the `dpo` config when current, see Training exports)'],
   [MANIFEST_FILE, 'every file with its sha256, size and row count'],
-  [TRACES_DIR + '/', 'one trace per record: generation, replay and verification events, with wall-clock timings'],
+  [TRACES_DIR + '/', 'one trace archive per part of the run: generation, replay and verification events of each episode, with wall-clock timings; `index.jsonl` names the archive of every record id'],
 ];
 
 const TAGS = ['tool-use', 'mcp', 'agents', 'synthetic', 'sft', 'dpo'];

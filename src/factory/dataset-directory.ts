@@ -15,10 +15,11 @@ import { syncDirectory, writeFileAtomically } from '../records/atomic-file.js';
 import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
 import { MANIFEST_FILE, writeManifest, type Manifest } from '../records/manifest.js';
 import { validateAgainst } from '../records/schema-registry.js';
+import { TRACES_DIR } from '../runner/trace-archive.js';
 
 export const EPISODES_FILE = 'episodes.jsonl';
 export const REJECTED_FILE = 'rejected.jsonl';
-export const TRACES_DIR = 'traces';
+export { TRACES_DIR } from '../runner/trace-archive.js';
 export const STAGING_DIR = '.partial';
 /** Marks a staging directory as the factory's, so that it may be cleared. */
 export const STAGING_MARKER = 'staging.json';

@@ -4,18 +4,16 @@
 // episodes.jsonl or a row for rejected.jsonl with the stage and reason. An
 // episode cut short by its infrastructure (the model server failed) is a row
 // of stage `infra`: kept apart, never a record. The episode's trace goes to
-// its own file as it happens.
+// the output it is given (its part's trace archive), each event naming it.
 
-import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import { specRecordId, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
 import { InfrastructureError } from '../policy/policy-contract.js';
 import type { EpisodeRecord, RejectedRow } from '../records/episode-record.js';
-import { JsonlAppender } from '../records/jsonl.js';
 import { validateAgainst } from '../records/schema-registry.js';
-import { Trace } from '../runner/trace.js';
+import { Trace, type TraceOutput } from '../runner/trace.js';
 import { produceEpisode, type PolicyFactory, type UserFactory } from '../verify/episode-production.js';
 import { replayRecord } from '../verify/replay.js';
 
@@ -24,15 +22,7 @@ export interface VerificationContext {
   /** Who plays the user of tasks with facts; the scripted user when absent. */
   userFor?: UserFactory;
   producedAt: string;
-  /** Where traces/<record_id>.jsonl go. */
-  tracesDir: string;
   runId: string;
-  /**
-   * Write each trace when its episode ends instead of event by event: right
-   * for scripted episodes, which take milliseconds and which --resume reruns
-   * after a crash; a model's episode is worth watching as it happens.
-   */
-  traceOnClose?: boolean;
 }
 
 /** What verifying one episode came to: a record to write, or a row for rejected.jsonl. */
@@ -41,10 +31,10 @@ export type EpisodeResult =
   | { status: 'written'; id: string; record: EpisodeRecord; line: string; stored: EpisodeRecord }
   | { status: 'rejected'; id: string; row: RejectedRow };
 
-export async function verifyEpisode(spec: EpisodeSpec, context: VerificationContext): Promise<EpisodeResult> {
+export async function verifyEpisode(spec: EpisodeSpec, context: VerificationContext, traceOutput: TraceOutput | undefined): Promise<EpisodeResult> {
   const id = specRecordId(spec);
   const lane = spec.lane;
-  const trace = new Trace(context.runId, new JsonlAppender(join(context.tracesDir, `${id}.jsonl`), 'truncate', { flush: context.traceOnClose ? 'close' : 'line' }));
+  const trace = new Trace(context.runId, traceOutput, undefined, { recordId: id });
   const reject = (stage: RejectedRow['stage'], reason: string, record: EpisodeRecord | null): EpisodeResult => {
     trace.phase('verify').emit('record_rejected', { stage, reason });
     return { status: 'rejected', id, row: { record_id: id, lane: lane.name, task: spec.task.id, seed: spec.seed, stage, reason, record } };

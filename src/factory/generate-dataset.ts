@@ -6,7 +6,6 @@
 // directory and replaces the old dataset only when the run is complete.
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
@@ -25,9 +24,9 @@ import {
   publishPending,
   REJECTED_FILE,
   STAGING_DIR,
-  TRACES_DIR,
 } from './dataset-directory.js';
 import type { EpisodeOutcome, PartContext } from './part-production.js';
+import { stageTraceArchives } from './part-trace-archive.js';
 import { shardSlice, type Shard } from './plan-shard.js';
 import { checkedPin } from './model-server.js';
 import { policyFactoryFor, type PreparedPolicy } from './policy-selection.js';
@@ -166,7 +165,6 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
 
   const previousDataset = claimDatasetDirectory(outDir);
   const staging = join(outDir, STAGING_DIR);
-  const tracesDir = join(staging, TRACES_DIR);
   const previous = readRunIdentity(staging);
   // Reading the sealed parts hashes their files: done once, here; this run's own parts are added as they are sealed.
   let kept: PartSummary[] = [];
@@ -189,7 +187,6 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     createStaging(outDir);
     writeRunIdentity(staging, identity);
   }
-  mkdirSync(tracesDir, { recursive: true });
 
   const resumed = kept.reduce((sum, part) => sum + part.end - part.start, 0);
   if (resumed > 0) options.onNote?.(`resuming: ${resumed} of ${slice.end - slice.start} episodes were already finished`);
@@ -247,7 +244,6 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
         ...(options.user ? { userFor: options.user.factory } : {}),
         producedAt,
         staging,
-        tracesDir,
         runId,
         concurrency,
         traceOnClose: !modelPlays,
@@ -261,7 +257,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     } else {
       options.onNote?.(`${workerCount} worker threads`);
       for (let index = 0; index < workerCount; index++) {
-        workers.push(startWorker({ lane, seeds, tasks: options.tasks, variants: options.variants, producedAt, staging, tracesDir, runId, columnar }));
+        workers.push(startWorker({ lane, seeds, tasks: options.tasks, variants: options.variants, producedAt, staging, runId, columnar }));
       }
       let next = 0;
       await Promise.all(
@@ -325,7 +321,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
   await columns?.finish();
 
-  const traceFiles = plan.slice(slice.start, slice.end).map((spec) => `${TRACES_DIR}/${specRecordId(spec)}.jsonl`);
+  const traceFiles = stageTraceArchives(staging, parts, (index) => specRecordId(plan[index]!));
   const columnarFiles = [...(formats.has('arrow') ? [ARROW_FILE] : []), ...(formats.has('parquet') ? [PARQUET_FILE] : [])];
   const { format: _format, slice: _slice, ...run } = identity;
   await publishDataset(staging, outDir, previousDataset, [EPISODES_FILE, REJECTED_FILE, ...columnarFiles, ...traceFiles], {

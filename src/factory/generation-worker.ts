@@ -21,7 +21,6 @@ export interface WorkerSetup {
   variants: string[] | undefined;
   producedAt: string;
   staging: string;
-  tracesDir: string;
   runId: string;
   /** Build each part's Arrow columns (the run writes Arrow or Parquet). */
   columnar: boolean;
@@ -60,7 +59,6 @@ if (port) {
           policy: policyFactoryFor(setup.lane),
           producedAt: setup.producedAt,
           staging: setup.staging,
-          tracesDir: setup.tracesDir,
           runId: setup.runId,
           concurrency: 1,
           // Workers only run scripted episodes.

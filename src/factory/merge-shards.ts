@@ -4,7 +4,9 @@
 // the others' (same lane, seeds, policy, formats, factory version), and the
 // shards together must cover the plan exactly once, in order. The files are
 // then concatenated in shard order, so the result is byte for byte a single
-// run's episodes.jsonl, rejected.jsonl, Arrow and Parquet.
+// run's episodes.jsonl, rejected.jsonl, Arrow and Parquet. The shards' trace
+// archives are copied as they are (their names are plan indices, so they
+// never collide) and their trace indexes joined in shard order.
 
 import { createHash } from 'node:crypto';
 import { copyFileSync, createReadStream, existsSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
 import { readManifest, type Manifest } from '../records/manifest.js';
+import { TRACE_INDEX_FILE } from '../runner/trace-archive.js';
 import { claimDatasetDirectory, concatenateFiles, createStaging, EPISODES_FILE, publishDataset, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
 
 export interface MergeOptions {
@@ -118,6 +121,11 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
     throw new FactoryError('dataset_corrupt', `the shards cover ${cursor} of ${first.manifest.shard.plan_episodes} planned episodes`, { fix: 'regenerate the last shard' });
   }
   for (const shard of shards) await verifyShardFiles(shard);
+  for (const shard of shards) {
+    if (!shard.manifest.files.some((file) => file.path === TRACE_INDEX_FILE)) {
+      throw new FactoryError('usage', `${shard.dir} has no ${TRACE_INDEX_FILE}: it was written before traces were kept per part`, { fix: 'regenerate that shard with this version' });
+    }
+  }
 
   const previousDataset = claimDatasetDirectory(outDir);
   const staging = createStaging(outDir);
@@ -126,11 +134,13 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   const traces: string[] = [];
   for (const shard of shards) {
     for (const file of shard.manifest.files) {
-      if (!file.path.startsWith(`${TRACES_DIR}/`)) continue;
+      if (!file.path.startsWith(`${TRACES_DIR}/`) || file.path === TRACE_INDEX_FILE) continue;
       copyFileSync(join(shard.dir, file.path), join(staging, file.path));
       traces.push(file.path);
     }
   }
+  concatenateFiles(shards.map((shard) => join(shard.dir, TRACE_INDEX_FILE)), join(staging, TRACE_INDEX_FILE));
+  traces.push(TRACE_INDEX_FILE);
   const formats = (first.manifest.run.formats as string[] | undefined) ?? ['jsonl', 'arrow', 'parquet'];
   await writeColumnar(join(staging, EPISODES_FILE), {
     ...(formats.includes('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),

@@ -5,6 +5,7 @@
 // interrupted run keeps every episode it finished. When the run writes Arrow
 // or Parquet, the part's rows are built into Arrow columns here, where the
 // records are, and sealed beside its JSONL; the main thread only joins them.
+// Every episode's trace goes into the part's one trace archive.
 
 import { inPhase, inPhaseAsync } from '../core/phase-profile.js';
 import type { EpisodeSpec } from '../lanes/episode-plan.js';
@@ -12,6 +13,7 @@ import { RecordBatchBuilder } from '../records/arrow-builders.js';
 import { recordToRow } from '../records/arrow-schema.js';
 import { ipcStream } from '../records/columnar-files.js';
 import { verifyEpisode, type EpisodeResult, type VerificationContext } from './episode-verification.js';
+import { PartTraceArchive } from './part-trace-archive.js';
 import { writePart, type PartSummary } from './run-parts.js';
 
 export interface PartContext extends VerificationContext {
@@ -21,6 +23,13 @@ export interface PartContext extends VerificationContext {
   concurrency: number;
   /** Build the part's Arrow columns (the run writes Arrow or Parquet). */
   columnar?: boolean;
+  /**
+   * Write the part's trace archive when the part is sealed instead of event by
+   * event: right for scripted episodes, which take milliseconds and which
+   * --resume reruns after a crash; a model's episodes are worth watching as
+   * they happen.
+   */
+  traceOnClose?: boolean;
 }
 
 export interface EpisodeOutcome {
@@ -54,26 +63,36 @@ async function producePartRange(context: PartContext, start: number, end: number
     infra_failures: [],
   };
   const columns = context.columnar ? new RecordBatchBuilder() : undefined;
+  const archive = new PartTraceArchive(context.staging, start, end, !context.traceOnClose);
   const pending = new Map<number, Promise<EpisodeResult>>();
   let next = start;
   let finished = start;
-  while (finished < end) {
-    while (next < end && pending.size < context.concurrency && !hooks.shouldStop()) {
-      pending.set(next, verifyEpisode(context.plan[next]!, context));
-      next++;
+  try {
+    while (finished < end) {
+      while (next < end && pending.size < context.concurrency && !hooks.shouldStop()) {
+        pending.set(next, verifyEpisode(context.plan[next]!, context, archive.output()));
+        next++;
+      }
+      const result = pending.get(finished);
+      if (!result) break;
+      pending.delete(finished);
+      keep(await result);
+      finished++;
+      // A scripted episode never leaves the microtask queue, so without this a
+      // Ctrl-C (or a worker's stop message) would only be seen after the run.
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    const result = pending.get(finished);
-    if (!result) break;
-    pending.delete(finished);
-    keep(await result);
-    finished++;
-    // A scripted episode never leaves the microtask queue, so without this a
-    // Ctrl-C (or a worker's stop message) would only be seen after the run.
-    await new Promise((resolve) => setImmediate(resolve));
+  } catch (error) {
+    archive.abandon();
+    throw error;
   }
-  if (finished === start) return undefined;
+  if (finished === start) {
+    archive.abandon();
+    return undefined;
+  }
   const arrow = columns && inPhase('columnar', () => ipcStream(columns.finishBatch()));
-  return inPhase('writing', () => writePart(context.staging, { ...summary, end: finished }, episodeLines, rejectedLines, arrow));
+  // Every episode started was awaited above, so the archive holds exactly the episodes of [start, finished).
+  return inPhase('writing', () => writePart(context.staging, { ...summary, end: finished }, episodeLines, rejectedLines, archive.seal(finished), arrow));
 
   function keep(result: EpisodeResult): void {
     let taskCompleted = false;

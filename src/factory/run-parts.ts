@@ -1,6 +1,7 @@
 // Owns the finished work of an unfinished run: the run's identity (run.json)
 // and its parts, each a contiguous range of the plan written as
-// parts/<start>-<end>.episodes.jsonl and .rejected.jsonl (and .arrow, its
+// parts/<start>-<end>.episodes.jsonl and .rejected.jsonl, .trace.jsonl (the
+// trace events of all its episodes, see part-trace-archive.ts) and .arrow (its
 // rows as Arrow columns, when the run writes columnar copies), then sealed by a
 // .done.json marker that carries their hashes. Every file is finished
 // atomically and the marker comes last, so after any crash a part is either
@@ -62,8 +63,11 @@ export interface PartSummary {
   /** Episodes the model server cut short (stage infra); in rejected.jsonl too. Absent in parts sealed before it was counted. */
   infra_errors?: number;
   infra_failures?: Rejection[];
-  /** sha256 of each sealed file; `arrow` when the run writes columnar copies (the part's rows as an Arrow IPC stream). */
-  files: { episodes: string; rejected: string; arrow?: string };
+  /**
+   * sha256 of each sealed file; `trace`, the part's trace archive; `arrow` when the run writes columnar
+   * copies (the part's rows as an Arrow IPC stream). A marker without `trace` is from before trace archives: its part is run again.
+   */
+  files: { episodes: string; rejected: string; trace: string; arrow?: string };
 }
 
 function pad(index: number): string {
@@ -82,12 +86,16 @@ function joinLines(lines: readonly string[]): string {
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }
 
-/** Writes one part and seals it. The lines are whole JSONL rows without their newlines; `arrow` is the written rows as an Arrow IPC stream. */
+/**
+ * Writes one part and seals it. The lines are whole JSONL rows without their newlines; `arrow` is the written rows as an
+ * Arrow IPC stream; `trace` is the sha256 of the part's trace archive, already in place (PartTraceArchive.seal).
+ */
 export function writePart(
   staging: string,
   summary: Omit<PartSummary, 'files'>,
   episodeLines: readonly string[],
   rejectedLines: readonly string[],
+  trace: string,
   arrow?: Uint8Array,
 ): PartSummary {
   const directory = join(staging, PARTS_DIR);
@@ -98,13 +106,18 @@ export function writePart(
   writeFileAtomically(join(directory, `${name}.episodes.jsonl`), episodes);
   writeFileAtomically(join(directory, `${name}.rejected.jsonl`), rejected);
   if (arrow) writeFileAtomically(join(directory, `${name}.arrow`), [arrow]);
-  const sealed: PartSummary = { ...summary, files: { episodes: sha256(episodes), rejected: sha256(rejected), ...(arrow ? { arrow: sha256(arrow) } : {}) } };
+  const sealed: PartSummary = { ...summary, files: { episodes: sha256(episodes), rejected: sha256(rejected), trace, ...(arrow ? { arrow: sha256(arrow) } : {}) } };
   writeFileAtomically(join(directory, `${name}.done.json`), JSON.stringify(sealed) + '\n');
   return sealed;
 }
 
 export function partFile(staging: string, part: Pick<PartSummary, 'start' | 'end'>, kind: 'episodes' | 'rejected'): string {
   return join(staging, PARTS_DIR, `${partName(part.start, part.end)}.${kind}.jsonl`);
+}
+
+/** The part's trace archive: written while it runs, sealed with it, published as traces/<part name>.jsonl. */
+export function partTraceFile(staging: string, part: Pick<PartSummary, 'start' | 'end'>): string {
+  return join(staging, PARTS_DIR, `${partName(part.start, part.end)}.trace.jsonl`);
 }
 
 /** The part's rows as an Arrow IPC stream, when it was sealed with one. */
@@ -135,12 +148,13 @@ export function finishedParts(staging: string): PartSummary[] {
     const files: [string, string | undefined][] = [
       [partFile(staging, summary, 'episodes'), summary.files?.episodes],
       [partFile(staging, summary, 'rejected'), summary.files?.rejected],
+      [partTraceFile(staging, summary), summary.files?.trace],
       ...(summary.files?.arrow === undefined ? [] : [[partArrowFile(staging, summary), summary.files.arrow] as [string, string]]),
     ];
-    const intact = files.every(([file, hash]) => existsSync(file) && sha256(readFileSync(file)) === hash);
+    const intact = files.every(([file, hash]) => hash !== undefined && existsSync(file) && sha256(readFileSync(file)) === hash);
     if (!intact || summary.start !== Number(match[1]) || summary.end !== Number(match[2])) continue;
     sealed.push(summary);
-    for (const kind of ['episodes.jsonl', 'rejected.jsonl', 'done.json', ...(summary.files.arrow === undefined ? [] : ['arrow'])]) keep.add(`${partName(summary.start, summary.end)}.${kind}`);
+    for (const kind of ['episodes.jsonl', 'rejected.jsonl', 'trace.jsonl', 'done.json', ...(summary.files.arrow === undefined ? [] : ['arrow'])]) keep.add(`${partName(summary.start, summary.end)}.${kind}`);
   }
   for (const entry of entries) if (!keep.has(entry) || entry.endsWith(TEMPORARY_SUFFIX)) rmSync(join(directory, entry), { force: true });
   sealed.sort((left, right) => left.start - right.start);

@@ -1,16 +1,21 @@
 // Owns the episode trace: the authoritative, ordered record of what happened,
 // one JSON event a line with a schema id, a run id and a monotonic `seq`, each
-// line handed to the OS as it is written. Wall-clock times live here and only
+// line handed to its output as it is written. Several episodes may share one
+// output (a part's trace archive): each event then names its record_id, and
+// `seq` still counts within the episode. Wall-clock times live here and only
 // here; records never carry them.
 
 import type { JsonObject } from '../core/json-value.js';
-import { JsonlAppender, readJsonl, type JsonlProblem } from '../records/jsonl.js';
+import { readJsonl, type JsonlProblem } from '../records/jsonl.js';
 
 export const TRACE_SCHEMA = 'episode-factory.trace.v1';
 
 export interface TraceEvent {
   schema: typeof TRACE_SCHEMA;
   run_id: string;
+  /** The episode, when its events share a file with other episodes' (a part's trace archive). */
+  record_id?: string;
+  /** Counts within the episode. */
   seq: number;
   /** Milliseconds since the trace was opened. */
   t_ms: number;
@@ -26,20 +31,28 @@ export interface TraceSink {
 
 export const NULL_TRACE: TraceSink = { emit() {} };
 
-/** One trace file (or an in-memory list); phases share its `seq` counter. */
+/** Where a trace's events go: a JsonlAppender of its own, or a view of a shared archive whose close leaves it open. */
+export interface TraceOutput {
+  append(event: TraceEvent): void;
+  close(): void;
+}
+
+/** One episode's trace (or an in-memory list); phases share its `seq` counter. */
 export class Trace {
   readonly events: TraceEvent[] | undefined;
   private seq = 0;
   private readonly started: number;
+  private readonly recordId: string | undefined;
 
   constructor(
     readonly runId: string,
-    private readonly appender: JsonlAppender | undefined,
+    private readonly appender: TraceOutput | undefined,
     private readonly clock: () => number = () => performance.now(),
-    options: { keepInMemory?: boolean } = {},
+    options: { keepInMemory?: boolean; recordId?: string } = {},
   ) {
     this.started = clock();
     this.events = options.keepInMemory ? [] : undefined;
+    this.recordId = options.recordId;
   }
 
   phase(phase: string): TraceSink {
@@ -50,6 +63,7 @@ export class Trace {
     const event: TraceEvent = {
       schema: TRACE_SCHEMA,
       run_id: this.runId,
+      ...(this.recordId === undefined ? {} : { record_id: this.recordId }),
       seq: ++this.seq,
       t_ms: Math.round((this.clock() - this.started) * 1000) / 1000,
       phase,
@@ -65,18 +79,26 @@ export class Trace {
   }
 }
 
+/** Checks one line of a trace: a trace event whose `seq` follows the last one of its episode (`previous`, by record_id). */
+export function traceEventProblem(value: unknown, previous: Map<string, number>): string | undefined {
+  const event = value as TraceEvent | null;
+  if (event?.schema !== TRACE_SCHEMA) return `not a trace event (schema is ${JSON.stringify(event?.schema)})`;
+  const episode = event.record_id ?? '';
+  const last = previous.get(episode) ?? 0;
+  previous.set(episode, event.seq);
+  if (!(event.seq > last)) return `seq ${event.seq} does not follow ${last}${event.record_id === undefined ? '' : ` for ${event.record_id}`}`;
+  return undefined;
+}
+
+/** A whole trace file: one episode's, or a part's archive of many (each episode's `seq` checked on its own). */
 export async function readTrace(path: string): Promise<{ events: TraceEvent[]; problems: JsonlProblem[] }> {
   const { rows, problems } = await readJsonl<TraceEvent>(path);
   const events: TraceEvent[] = [];
-  let previous = 0;
+  const previous = new Map<string, number>();
   for (const row of rows) {
-    if (row.value?.schema !== TRACE_SCHEMA) {
-      problems.push({ line: row.line, reason: `not a trace event (schema is ${JSON.stringify(row.value?.schema)})` });
-      continue;
-    }
-    if (!(row.value.seq > previous)) problems.push({ line: row.line, reason: `seq ${row.value.seq} does not follow ${previous}` });
-    previous = row.value.seq;
-    events.push(row.value);
+    const problem = traceEventProblem(row.value, previous);
+    if (problem !== undefined) problems.push({ line: row.line, reason: problem });
+    if (row.value?.schema === TRACE_SCHEMA) events.push(row.value);
   }
   return { events, problems };
 }

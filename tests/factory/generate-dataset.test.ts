@@ -9,6 +9,8 @@ import { replayDataset } from '../../src/factory/replay-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord, RejectedRow } from '../../src/records/episode-record.js';
 import type { Manifest } from '../../src/records/manifest.js';
+import { readEpisodeTrace } from '../../src/runner/trace-archive.js';
+import type { TraceEvent } from '../../src/runner/trace.js';
 import { validateAgainst } from '../../src/records/schema-registry.js';
 import { SCRIPTED_VARIANTS } from '../../src/policy/scripted-policy.js';
 import { FAULT_KINDS } from '../../src/world/faults/fault-plan.js';
@@ -18,6 +20,24 @@ import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+const traceIndex = (out: string) => lines(join(out, 'traces', 'index.jsonl')).map((line) => JSON.parse(line) as { record_id: string; trace: string });
+
+/** An episode's events, found through the trace index: numbered 1, 2, 3… and in the order of its passes. */
+async function episodeEvents(out: string, recordId: string): Promise<TraceEvent[]> {
+  const { events, problems } = await readEpisodeTrace(out, recordId);
+  assert.deepEqual(problems, [], recordId);
+  assert.deepEqual(events.map((event) => event.seq), events.map((_, index) => index + 1), `${recordId}: seq in order`);
+  assert.ok(events.every((event) => event.record_id === recordId));
+  return events;
+}
+
+/** generate, then replay, then verify: the order the passes of one episode run in (an episode rejected before replay has none). */
+function assertPassOrder(events: readonly TraceEvent[], recordId: string): void {
+  const order = ['generate', 'replay', 'verify'];
+  const ranks = events.map((event) => order.indexOf(event.phase));
+  assert.ok(ranks.every((rank, index) => rank >= 0 && (index === 0 || rank >= ranks[index - 1]!)), `${recordId}: ${events.map((event) => event.phase).join(',')}`);
+  assert.equal(events[events.length - 1]!.phase, 'verify');
+}
 
 let savedEpoch: string | undefined;
 beforeEach(() => {
@@ -76,37 +96,50 @@ describe('generate', () => {
     assert.deepEqual([replay.records, replay.verified, replay.failed], [40, 40, 0]);
   });
 
-  it('writes a manifest whose hashes, sizes and rows match the files, and one trace per episode', async () => {
+  it('writes a manifest whose hashes, sizes and rows match the files, one trace archive per part and an index of every episode', async () => {
     const lane = loadLane('tool-world-v1', REPO_ROOT);
     const out = temporaryDirectory();
-    await generateDataset({ lane, outDir: out, seeds: { from: 2, to: 3 }, tasks: ['close-named-issue', 'assignee-email'] });
+    await generateDataset({ lane, outDir: out, seeds: { from: 2, to: 3 }, tasks: ['close-named-issue', 'assignee-email'], workers: 1 });
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as Manifest;
     assert.deepEqual(validateAgainst('manifest.v1', manifest), []);
     assert.deepEqual(manifest.counts, { episodes: 4, records: 4, rejected: 0, completed: 4 });
     assert.deepEqual(manifest.tasks, ['close-named-issue', 'assignee-email']);
     assert.equal(manifest.lane_sha256, lane.sha256);
-    const traces = readdirSync(join(out, 'traces')).sort();
-    assert.deepEqual(traces, [
-      'tool-world-v1.assignee-email.s2.jsonl',
-      'tool-world-v1.assignee-email.s3.jsonl',
-      'tool-world-v1.close-named-issue.s2.jsonl',
-      'tool-world-v1.close-named-issue.s3.jsonl',
-    ]);
-    assert.deepEqual(manifest.files.map((file) => file.path), [
-      'episodes.arrow',
-      'episodes.jsonl',
-      'episodes.parquet',
-      'rejected.jsonl',
-      ...traces.map((trace) => `traces/${trace}`),
-    ]);
+    const index = traceIndex(out);
+    const records = lines(join(out, 'episodes.jsonl')).map((line) => JSON.parse(line) as EpisodeRecord);
+    assert.deepEqual(index.map((entry) => entry.record_id), records.map((record) => record.record_id), 'the index is in plan order, like the records');
+    // Four episodes on one thread run as four parts of one.
+    const archives = ['000000000-000000001', '000000001-000000002', '000000002-000000003', '000000003-000000004'].map((part) => `traces/${part}.jsonl`);
+    assert.deepEqual(index.map((entry) => entry.trace), archives);
+    assert.deepEqual(readdirSync(join(out, 'traces')).sort(), [...archives, 'traces/index.jsonl'].map((path) => path.slice('traces/'.length)).sort());
+    assert.deepEqual(manifest.files.map((file) => file.path), ['episodes.arrow', 'episodes.jsonl', 'episodes.parquet', 'rejected.jsonl', ...archives, 'traces/index.jsonl']);
     for (const file of manifest.files) {
       assert.equal(file.sha256, sha256(join(out, file.path)), file.path);
       const binary = file.path.endsWith('.arrow') || file.path.endsWith('.parquet');
       assert.equal(file.rows, binary ? 4 : lines(join(out, file.path)).length, file.path);
     }
-    const phases = new Set(lines(join(out, 'traces', traces[0]!)).map((line) => JSON.parse(line).phase));
-    assert.deepEqual([...phases].sort(), ['generate', 'replay', 'verify']);
+    for (const record of records) {
+      const events = await episodeEvents(out, record.record_id);
+      assert.deepEqual([...new Set(events.map((event) => event.phase))], ['generate', 'replay', 'verify']);
+      assertPassOrder(events, record.record_id);
+      assert.equal(events[events.length - 1]!.event_type, 'record_written');
+    }
     assert.equal(existsSync(join(out, '.partial')), false, 'staging is gone after a finished run');
+  });
+
+  it('makes one trace archive per part, far fewer files than episodes, and finds every episode\'s trace by its record id', async () => {
+    const lane = loadLane('tool-world-v1', REPO_ROOT);
+    const out = temporaryDirectory();
+    const summary = await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 39 }, workers: 1 });
+    assert.equal(summary.episodes, 200);
+    const index = traceIndex(out);
+    assert.equal(index.length, 200);
+    const archives = new Set(index.map((entry) => entry.trace));
+    assert.equal(archives.size, 4, 'a run on one thread cuts its plan into four parts');
+    assert.equal(readdirSync(join(out, 'traces')).length, archives.size + 1, 'the archives and the index, nothing else');
+    const ids = lines(join(out, 'episodes.jsonl')).map((line) => (JSON.parse(line) as EpisodeRecord).record_id);
+    assert.deepEqual(index.map((entry) => entry.record_id), ids);
+    for (const id of ids) assertPassOrder(await episodeEvents(out, id), id);
   });
 
   it('takes produced_at from SOURCE_DATE_EPOCH when set, and otherwise from the lane', async () => {
@@ -139,7 +172,13 @@ describe('generate', () => {
       assert.deepEqual(validateAgainst('rejected-row.v1', row), []);
       assert.match(row.reason, /tool result of call_1 differs at \/messages\/3\/content: record has "\{\\"number\\":\d+\}", replay gives/);
       assert.ok(row.record, 'the rejected record is kept for inspection');
+      // A rejected episode keeps its trace too, found like any other.
+      const events = await episodeEvents(out, row.record_id);
+      assert.deepEqual([...new Set(events.map((event) => event.phase))], ['generate', 'replay', 'verify']);
+      assertPassOrder(events, row.record_id);
+      assert.deepEqual(events[events.length - 1]!.data, { stage: 'replay', reason: row.reason });
     }
+    assert.deepEqual(traceIndex(out).map((entry) => entry.record_id), rows.map((row) => row.record_id));
   });
 
   it('rejects an episode whose task parameters cannot be drawn, at the plan stage', async () => {
@@ -155,6 +194,9 @@ describe('generate', () => {
     assert.equal(row.stage, 'plan');
     assert.match(row.reason, /parameter "target": no item of \/issues matches \{"state":"merged"\}/);
     assert.equal(row.record, null);
+    // Rejected before it ran: its trace is the verdict alone.
+    const events = await episodeEvents(out, row.record_id);
+    assert.deepEqual(events.map((event) => [event.phase, event.event_type]), [['verify', 'record_rejected']]);
   });
 
   it('fires every fault kind over the faults lane\'s default seeds, records each one, verifies every record, and matches the committed sample', async () => {
@@ -165,10 +207,10 @@ describe('generate', () => {
     assert.deepEqual(Object.keys(summary.faults_fired).sort(), [...FAULT_KINDS].sort());
     const records = lines(join(out, 'episodes.jsonl')).map((line) => JSON.parse(line) as EpisodeRecord);
     for (const record of records) {
-      const events = lines(join(out, 'traces', `${record.record_id}.jsonl`)).map((line) => JSON.parse(line));
+      const events = await episodeEvents(out, record.record_id);
       const fired = events.filter((event) => event.phase === 'generate' && event.event_type === 'fault_fired');
       assert.deepEqual(
-        fired.map((event) => [event.data.kind, event.data.step, event.data.call]),
+        fired.map((event) => [event.data['kind'], event.data['step'], event.data['call']]),
         record.recovery.faults_fired.map((fault) => [fault.kind, fault.step, fault.call]),
         `${record.record_id}: every fault the layer fired is in the record`,
       );
@@ -205,7 +247,9 @@ describe('generate', () => {
     await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 1 } });
     await generateDataset({ lane, outDir: out, seeds: { from: 0, to: 0 }, formats: ['jsonl', 'parquet'] });
     assert.equal(lines(join(out, 'episodes.jsonl')).length, 5);
-    assert.equal(readdirSync(join(out, 'traces')).length, 5, 'traces of the earlier run are gone');
+    const archives = new Set(traceIndex(out).map((entry) => entry.trace));
+    assert.equal(traceIndex(out).length, 5);
+    assert.deepEqual(readdirSync(join(out, 'traces')).map((file) => `traces/${file}`).sort(), [...archives, 'traces/index.jsonl'].sort(), 'traces of the earlier run are gone');
     assert.equal(existsSync(join(out, 'episodes.arrow')), false, 'a format this run did not write does not linger');
     assert.equal(existsSync(join(out, 'episodes.parquet')), true);
   });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { ColumnarPartWriter } from '../../src/factory/part-columns.js';
+import { PartTraceArchive } from '../../src/factory/part-trace-archive.js';
 import { writePart, type PartSummary } from '../../src/factory/run-parts.js';
 import { RecordBatchBuilder } from '../../src/records/arrow-builders.js';
 import { recordToRow } from '../../src/records/arrow-schema.js';
@@ -28,7 +29,7 @@ function sealParts(staging: string, size: number): PartSummary[] {
     for (const line of chunk) builder.append(recordToRow(JSON.parse(line) as EpisodeRecord));
     const columns = parts.length % 3 === 2 ? undefined : ipcStream(builder.finishBatch());
     const summary = { start, end: start + chunk.length, written: chunk.length, rejected: 0, completed: 0, faults_fired: {}, rejections: [] };
-    parts.push(writePart(staging, summary, chunk, [], columns));
+    parts.push(writePart(staging, summary, chunk, [], new PartTraceArchive(staging, summary.start, summary.end, false).seal(summary.end), columns));
   }
   return parts;
 }

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { tableFromIPC } from 'apache-arrow';
@@ -12,7 +12,7 @@ import { FactoryError } from '../../src/core/errors.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { mergeShards } from '../../src/factory/merge-shards.js';
 import { parseShard, shardSlice } from '../../src/factory/plan-shard.js';
-import { finishedParts, missingRanges, partName, PARTS_DIR, writePart } from '../../src/factory/run-parts.js';
+import { finishedParts, missingRanges, partName, PARTS_DIR, partTraceFile, writePart } from '../../src/factory/run-parts.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { Manifest } from '../../src/records/manifest.js';
 import { registerWorld } from '../../src/world/world-registry.js';
@@ -26,9 +26,36 @@ const lane = loadLane('tool-world-faults-v1', REPO_ROOT);
 const SEEDS = { from: 0, to: 11 };
 const EPISODES = 60;
 
+/** A part's trace archive as a part seals it (one event line), and its hash for the marker. */
+function sealedTrace(staging: string, start: number, end: number): string {
+  const path = partTraceFile(staging, { start, end });
+  mkdirSync(join(staging, PARTS_DIR), { recursive: true });
+  writeFileSync(path, JSON.stringify({ schema: 'episode-factory.trace.v1', run_id: 'run-test', record_id: `r${start}`, seq: 1, t_ms: 0, phase: 'generate', event_type: 'x', data: {} }) + '\n');
+  return sha256(path);
+}
+
+function indexedIds(dir: string): string[] {
+  return readFileSync(join(dir, 'traces', 'index.jsonl'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { record_id: string }).record_id);
+}
+
 function assertSameData(actual: string, expected: string): void {
   for (const file of DATA_FILES) assert.equal(sha256(join(actual, file)), sha256(join(expected, file)), `${file} differs from the single-thread run`);
-  assert.deepEqual(readdirSync(join(actual, 'traces')).sort(), readdirSync(join(expected, 'traces')).sort(), 'the same trace files');
+  // Archives follow part boundaries, which differ with workers, resume and shards: what must not differ is which episodes they hold, in plan order.
+  assert.deepEqual(indexedIds(actual), indexedIds(expected), 'the trace index lists the same episodes in the same order');
+  assertTraceIndex(actual);
+}
+
+/** The trace index names every planned episode once, in plan order, each in an archive the manifest lists. */
+function assertTraceIndex(dir: string): void {
+  const index = readFileSync(join(dir, 'traces', 'index.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { record_id: string; trace: string });
+  assert.equal(index.length, EPISODES);
+  assert.equal(new Set(index.map((entry) => entry.record_id)).size, EPISODES, 'every episode once');
+  const rows = ['episodes.jsonl', 'rejected.jsonl'].flatMap((file) => readFileSync(join(dir, file), 'utf8').trim().split('\n').filter(Boolean));
+  assert.deepEqual(new Set(index.map((entry) => entry.record_id)), new Set(rows.map((row) => (JSON.parse(row) as { record_id: string }).record_id)), 'written and rejected episodes alike');
+  const archives = [...new Set(index.map((entry) => entry.trace))];
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
+  assert.deepEqual(manifest.files.map((file) => file.path).filter((path) => path.startsWith('traces/')), [...archives, 'traces/index.jsonl'].sort());
+  assert.deepEqual(readdirSync(join(dir, 'traces')).map((file) => `traces/${file}`).sort(), [...archives, 'traces/index.jsonl'].sort());
 }
 
 describe('sharded, parallel and resumed generation', () => {
@@ -113,17 +140,23 @@ describe('sharded, parallel and resumed generation', () => {
     assert.equal(first.written + first.rejected, 23, 'the episodes in flight were finished and kept');
     assert.equal(existsSync(join(out, 'episodes.jsonl')), false, 'nothing is published before the run is complete');
     const staging = join(out, '.partial');
-    assert.equal(finishedParts(staging).reduce((sum, part) => sum + part.end - part.start, 0), 23);
-    // What a kill leaves behind: a temporary file, and a part whose marker never landed.
+    const sealed = finishedParts(staging);
+    assert.equal(sealed.reduce((sum, part) => sum + part.end - part.start, 0), 23);
+    assert.ok(sealed.length >= 2);
+    // What a kill leaves behind: a temporary file, and a part whose marker never landed (its records and its live trace archive).
     writeFileSync(join(staging, PARTS_DIR, '.000000023-000000030.episodes.jsonl.tmp'), '{"torn":');
     writeFileSync(join(staging, PARTS_DIR, '000000023-000000030.episodes.jsonl'), '{"not":"sealed"}\n');
+    writeFileSync(join(staging, PARTS_DIR, '000000023-000000030.trace.jsonl'), '{"not":"sealed"}\n');
+    // A sealed part whose trace archive changed since is not trusted: it runs again.
+    const last = sealed[sealed.length - 1]!;
+    appendFileSync(partTraceFile(staging, last), '{"torn":');
 
-    await assert.rejects(generateDataset({ lane, outDir: out, seeds: SEEDS }), (error: unknown) => error instanceof FactoryError && /interrupted run \(23 of 60/.test(error.message) && /--resume/.test(error.fix ?? ''));
+    await assert.rejects(generateDataset({ lane, outDir: out, seeds: SEEDS }), (error: unknown) => error instanceof FactoryError && new RegExp(`interrupted run \\(${last.start} of 60`).test(error.message) && /--resume/.test(error.fix ?? ''));
     await assert.rejects(generateDataset({ lane, outDir: out, seeds: { from: 0, to: 13 }, resume: true }), /different run \(seeds was "0\.\.11", now "0\.\.13"\)/);
     await assert.rejects(generateDataset({ lane, outDir: out, seeds: SEEDS, resume: true, formats: ['jsonl'] }), /different run \(formats/);
 
     const resumed = await generateDataset({ lane, outDir: out, seeds: SEEDS, resume: true, workers: 2 });
-    assert.equal(resumed.resumed, 23);
+    assert.equal(resumed.resumed, last.start, 'the part with a changed trace archive ran again');
     assert.equal(resumed.interrupted, false);
     assert.equal(resumed.written + resumed.rejected, EPISODES, 'the summary covers the whole run');
     assertSameData(out, single);
@@ -190,18 +223,38 @@ describe('run parts', () => {
   it('keeps a sealed part only while its files match the sealed hashes', () => {
     const staging = temporaryDirectory();
     const summary = { start: 0, end: 2, written: 1, rejected: 1, completed: 1, faults_fired: {}, rejections: [{ record_id: 'b', stage: 'run', reason: 'x' }] };
-    writePart(staging, summary, ['{"id":"a"}'], ['{"id":"b"}']);
-    writePart(staging, { ...summary, start: 2, end: 4 }, ['{"id":"c"}'], ['{"id":"d"}']);
+    writePart(staging, summary, ['{"id":"a"}'], ['{"id":"b"}'], sealedTrace(staging, 0, 2));
+    writePart(staging, { ...summary, start: 2, end: 4 }, ['{"id":"c"}'], ['{"id":"d"}'], sealedTrace(staging, 2, 4));
     assert.deepEqual(finishedParts(staging).map((part) => [part.start, part.end]), [[0, 2], [2, 4]]);
     writeFileSync(join(staging, PARTS_DIR, '000000002-000000004.episodes.jsonl'), '{"id":"changed"}\n');
     assert.deepEqual(finishedParts(staging).map((part) => [part.start, part.end]), [[0, 2]]);
-    assert.deepEqual(readdirSync(join(staging, PARTS_DIR)).sort(), ['000000000-000000002.done.json', '000000000-000000002.episodes.jsonl', '000000000-000000002.rejected.jsonl']);
+    assert.deepEqual(readdirSync(join(staging, PARTS_DIR)).sort(), [
+      '000000000-000000002.done.json',
+      '000000000-000000002.episodes.jsonl',
+      '000000000-000000002.rejected.jsonl',
+      '000000000-000000002.trace.jsonl',
+    ]);
+  });
+
+  it('drops a sealed part whose trace archive changed or went missing, and one sealed before parts had archives', () => {
+    const staging = temporaryDirectory();
+    const summary = { start: 0, end: 1, written: 1, rejected: 0, completed: 1, faults_fired: {}, rejections: [] };
+    for (const start of [0, 1, 2, 3]) writePart(staging, { ...summary, start, end: start + 1 }, ['{"id":"a"}'], [], sealedTrace(staging, start, start + 1));
+    assert.deepEqual(finishedParts(staging).map((part) => part.start), [0, 1, 2, 3]);
+    appendFileSync(partTraceFile(staging, { start: 1, end: 2 }), '{"torn":');
+    rmSync(partTraceFile(staging, { start: 2, end: 3 }));
+    const marker = join(staging, PARTS_DIR, `${partName(3, 4)}.done.json`);
+    const old = JSON.parse(readFileSync(marker, 'utf8')) as { files: Record<string, string> };
+    delete old.files.trace;
+    writeFileSync(marker, JSON.stringify(old) + '\n');
+    assert.deepEqual(finishedParts(staging).map((part) => part.start), [0]);
+    assert.deepEqual(readdirSync(join(staging, PARTS_DIR)).filter((entry) => entry.endsWith('.trace.jsonl')), [`${partName(0, 1)}.trace.jsonl`]);
   });
 
   it('checks a part\'s sealed Arrow columns too, and drops the part when they changed or went missing', () => {
     const staging = temporaryDirectory();
     const summary = { start: 0, end: 1, written: 1, rejected: 0, completed: 1, faults_fired: {}, rejections: [] };
-    for (const start of [0, 1, 2]) writePart(staging, { ...summary, start, end: start + 1 }, ['{"id":"a"}'], [], new Uint8Array([1, 2, start]));
+    for (const start of [0, 1, 2]) writePart(staging, { ...summary, start, end: start + 1 }, ['{"id":"a"}'], [], sealedTrace(staging, start, start + 1), new Uint8Array([1, 2, start]));
     assert.deepEqual(finishedParts(staging).map((part) => part.start), [0, 1, 2]);
     writeFileSync(join(staging, PARTS_DIR, `${partName(1, 2)}.arrow`), new Uint8Array([1, 2, 9]));
     rmSync(join(staging, PARTS_DIR, `${partName(2, 3)}.arrow`));

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { CLI, REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { CLI, REPO_ROOT, temporaryDirectory, traceIndexIds } from '../helpers.js';
 
 const TIMEOUT = 60_000;
 
@@ -98,7 +98,7 @@ describe('generate and merge never touch a directory that is not their dataset',
     writeFileSync(join(out, 'NOTES.md'), 'mine\n');
     assert.equal(run('generate', 'tool-world-v1', '--seeds', '0..0', '--out', out, '--quiet').status, 0);
     assert.equal(readFileSync(join(out, 'NOTES.md'), 'utf8'), 'mine\n');
-    assert.equal(readdirSync(join(out, 'traces')).length, 5, 'the earlier run\'s traces are replaced');
+    assert.equal(traceIndexIds(out).length, 5, 'the earlier run\'s traces are replaced (and nothing else is left under traces/)');
 
     const sample = userDirectory({
       'episodes.jsonl': readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-v1', 'episodes.jsonl'), 'utf8'),

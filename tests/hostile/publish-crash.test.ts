@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { CLI, REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { CLI, REPO_ROOT, temporaryDirectory, traceIndexIds } from '../helpers.js';
 
 const TIMEOUT = 60_000;
 const LANE = 'tool-world-v1';
@@ -52,7 +52,8 @@ describe('a kill while publishing loses nothing', { timeout: 10 * TIMEOUT }, () 
       assert.equal(summary.written + summary.rejected, 20);
       assert.equal(summary.resumed, 20, 'nothing was run again');
       for (const file of DATA_FILES) assert.equal(sha256(join(out, file)), sha256(join(reference, file)), `${file} after --resume`);
-      assert.deepEqual(readdirSync(join(out, 'traces')).sort(), readdirSync(join(reference, 'traces')).sort());
+      assert.deepEqual(traceIndexIds(out), traceIndexIds(reference), 'the trace index covers every planned episode once, in plan order');
+      assert.deepEqual(readdirSync(join(out, 'traces')).sort(), readdirSync(join(reference, 'traces')).sort(), 'the same parts, as nothing ran again');
       assert.equal(existsSync(join(out, '.partial')), false);
       const audit = run(['audit', out]);
       assert.equal(audit.status, 0, audit.stdout + audit.stderr);
