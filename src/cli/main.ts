@@ -32,6 +32,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   stats: async () => (await import('./stats-command.js')).registerStats,
   card: async () => (await import('./card-command.js')).registerCard,
   report: async () => (await import('./report-command.js')).registerReport,
+  trace: async () => (await import('./trace-command.js')).registerTrace,
 };
 
 /** The program with every command, or with only `only` when the command line names one. */
