@@ -11,7 +11,7 @@ import { inPhase, inPhaseAsync } from '../core/phase-profile.js';
 import type { EpisodeSpec } from '../lanes/episode-plan.js';
 import { RecordBatchBuilder } from '../records/arrow-builders.js';
 import { recordToRow } from '../records/arrow-schema.js';
-import { ipcStream } from '../records/columnar-files.js';
+import { ipcStream } from '../records/arrow-ipc.js';
 import { verifyEpisode, type EpisodeResult, type VerificationContext } from './episode-verification.js';
 import { PartTraceArchive } from './part-trace-archive.js';
 import { writePart, type PartSummary } from './run-parts.js';

@@ -12,11 +12,13 @@
 
 import { closeSync, createWriteStream, fsyncSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { type RecordBatch, RecordBatchStreamWriter } from 'apache-arrow';
+import type { RecordBatch } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import type { EpisodeRecord } from './episode-record.js';
 import { readLines } from './jsonl.js';
 import { RecordBatchBuilder } from './arrow-builders.js';
+import { ipcStream } from './arrow-ipc.js';
+export { ipcStream } from './arrow-ipc.js';
 import { recordToRow } from './arrow-schema.js';
 
 export { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, type ColumnarFormat } from './columnar-names.js';
@@ -61,11 +63,6 @@ async function* arrowBatches(jsonlPath: string, batchRows: number): AsyncGenerat
 
 /** The Arrow IPC stream's end-of-stream marker: a continuation token and a zero length. */
 const END_OF_STREAM = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
-
-/** One batch as a whole Arrow IPC stream (schema, batch, end of stream). */
-export function ipcStream(batch: RecordBatch): Uint8Array {
-  return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
-}
 
 /** One batch as an Arrow IPC stream of its own (schema, batch, end), and where its schema message ends. */
 export interface IpcBatch {
