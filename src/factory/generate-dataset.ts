@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { FactoryError } from '../core/errors.js';
+import { errorMessage, FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
@@ -319,7 +319,15 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   }
   concatenateFiles(parts.map((part) => partFile(staging, part, 'episodes')), join(staging, EPISODES_FILE));
   concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
-  await columns?.finish();
+  try {
+    await columns?.finish();
+  } catch (error) {
+    // A full disk, or a part's columns unreadable: the parts are sealed, so the copies can be written again.
+    throw new FactoryError('dataset_corrupt', `writing the Arrow/Parquet copies failed: ${errorMessage(error)}; every finished part is kept in ${staging}`, {
+      fix: 'free the disk space or remove the damaged part, then rerun the same command with --resume',
+      cause: error,
+    });
+  }
 
   const traceFiles = stageTraceArchives(staging, parts, (index) => specRecordId(plan[index]!));
   const columnarFiles = [...(formats.has('arrow') ? [ARROW_FILE] : []), ...(formats.has('parquet') ? [PARQUET_FILE] : [])];

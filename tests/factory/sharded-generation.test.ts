@@ -187,6 +187,26 @@ describe('sharded, parallel and resumed generation', () => {
     assertSameData(out, single);
   });
 
+  it('fails with the fix when a sealed part\'s columns cannot be read, keeping every part', async () => {
+    const out = temporaryDirectory();
+    const controller = new AbortController();
+    let seen = 0;
+    await generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 1, signal: controller.signal, onEpisode: () => (++seen === 25 ? controller.abort() : undefined) });
+    const staging = join(out, '.partial');
+    const [part] = finishedParts(staging);
+    // Sealed as it is now (the marker's hash matches), but not Arrow: what a bad disk or a foreign edit leaves.
+    const garbage = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
+    writeFileSync(join(staging, PARTS_DIR, `${partName(part!.start, part!.end)}.arrow`), garbage);
+    const marker = join(staging, PARTS_DIR, `${partName(part!.start, part!.end)}.done.json`);
+    writeFileSync(marker, JSON.stringify({ ...part, files: { ...part!.files, arrow: createHash('sha256').update(garbage).digest('hex') } }) + '\n');
+    await assert.rejects(
+      generateDataset({ lane, outDir: out, seeds: SEEDS, resume: true, workers: 1 }),
+      (error: unknown) => error instanceof FactoryError && /writing the Arrow\/Parquet copies failed/.test(error.message) && /--resume/.test(error.fix ?? ''),
+    );
+    assert.equal(existsSync(join(out, 'episodes.jsonl')), false, 'nothing published');
+    assert.equal(finishedParts(staging).length > 1, true, 'the sealed parts are kept');
+  });
+
   it('runs a world registered at run time on this thread, since a worker would not know it', async () => {
     registerWorld(flakyWorld);
     const directory = temporaryDirectory();
