@@ -4,7 +4,8 @@
 // the others' (same lane, seeds, policy, formats, factory version), and the
 // shards together must cover the plan exactly once, in order. The files are
 // then concatenated in shard order, so the result is byte for byte a single
-// run's episodes.jsonl, rejected.jsonl, Arrow and Parquet. The shards' trace
+// run's episodes.jsonl, rejected.jsonl, Arrow and Parquet (the columnar copies
+// from the shards' own Arrow columns, cut into the run's 1,000-row batches). The shards' trace
 // archives are copied as they are (their names are plan indices, so they
 // never collide) and their trace indexes joined in shard order.
 
@@ -14,7 +15,8 @@ import { join, resolve } from 'node:path';
 import { canonicalJson } from '../core/canonical-json.js';
 import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
+import { rebatch } from '../records/arrow-concatenation.js';
+import { ARROW_FILE, arrowFileBatches, BATCH_ROWS, PARQUET_FILE, writeColumnar, writeColumnarBatches } from '../records/columnar-files.js';
 import { readManifest, type Manifest } from '../records/manifest.js';
 import { TRACE_INDEX_FILE } from '../runner/trace-archive.js';
 import { claimDatasetDirectory, concatenateFiles, createStaging, EPISODES_FILE, publishDataset, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
@@ -142,10 +144,14 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   concatenateFiles(shards.map((shard) => join(shard.dir, TRACE_INDEX_FILE)), join(staging, TRACE_INDEX_FILE));
   traces.push(TRACE_INDEX_FILE);
   const formats = (first.manifest.run.formats as string[] | undefined) ?? ['jsonl', 'arrow', 'parquet'];
-  await writeColumnar(join(staging, EPISODES_FILE), {
-    ...(formats.includes('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}),
-    ...(formats.includes('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}),
-  });
+  const columnOutputs = { ...(formats.includes('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}), ...(formats.includes('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}) };
+  if (shards.every((shard) => shard.manifest.files.some((file) => file.path === ARROW_FILE))) {
+    // Each shard's Arrow copy (its bytes checked against its manifest above) is cut into the whole run's
+    // 1,000-row batches, without parsing its JSON again: the same bytes a single run writes.
+    await writeColumnarBatches(rebatch(arrowFileBatches(shards.map((shard) => join(shard.dir, ARROW_FILE))), BATCH_ROWS), columnOutputs);
+  } else {
+    await writeColumnar(join(staging, EPISODES_FILE), columnOutputs);
+  }
 
   const total = (key: 'records' | 'rejected' | 'completed' | 'infra_errors') => shards.reduce((sum, shard) => sum + (shard.manifest.counts[key] ?? 0), 0);
   const written = total('records');

@@ -10,9 +10,9 @@
 // batch's message and the end-of-stream marker; Parquet is encoded
 // (parquet-wasm, ZSTD) from the same batches, fed 100 rows at a time.
 
-import { closeSync, createWriteStream, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, fsyncSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import type { RecordBatch } from 'apache-arrow';
+import { type RecordBatch, RecordBatchReader } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import type { EpisodeRecord } from './episode-record.js';
 import { readLines } from './jsonl.js';
@@ -59,6 +59,14 @@ async function* arrowBatches(jsonlPath: string, batchRows: number): AsyncGenerat
   }
   // An empty dataset still gets one (empty) batch, so both files carry the schema.
   if (builder.numRows > 0 || !emitted) yield builder.finishBatch();
+}
+
+/** The record batches of Arrow IPC stream files, one file after another, read as they stream (no file is held whole). */
+export async function* arrowFileBatches(paths: readonly string[]): AsyncGenerator<RecordBatch> {
+  for (const path of paths) {
+    const reader = await RecordBatchReader.from(createReadStream(path));
+    for await (const batch of reader) yield batch;
+  }
 }
 
 /** The Arrow IPC stream's end-of-stream marker: a continuation token and a zero length. */

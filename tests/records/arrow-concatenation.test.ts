@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type RecordBatch, RecordBatchStreamWriter, tableFromIPC } from 'apache-arrow';
 import { RecordBatchBuilder } from '../../src/records/arrow-builders.js';
 import { concatenateColumn, rebatch } from '../../src/records/arrow-concatenation.js';
 import { RECORD_STRUCT, recordToRow } from '../../src/records/arrow-schema.js';
-import { ipcStream } from '../../src/records/columnar-files.js';
+import { arrowFileBatches, ipcStream, writeColumnar, writeColumnarBatches } from '../../src/records/columnar-files.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT } from '../helpers.js';
+import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 type Row = ReturnType<typeof recordToRow>;
 
@@ -93,5 +93,26 @@ describe('joining Arrow columns built in parts', () => {
   it('refuses a sliced column instead of joining the wrong rows', () => {
     const [batch] = parts(rowsOf('tool-world-v1').slice(0, 4), []);
     assert.throws(() => concatenateColumn(RECORD_STRUCT, [{ data: batch!.data.slice(1, 2), start: 0, end: 1 }]), /unsliced/);
+  });
+});
+
+describe('joining Arrow files (shards) into the run\'s batches', () => {
+  it('reads the files as they stream and writes the bytes of the whole JSONL written at once, Parquet too', async () => {
+    const sample = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1', 'episodes.jsonl');
+    const lines = readFileSync(sample, 'utf8').trim().split('\n');
+    const dir = temporaryDirectory();
+    // Three "shards" of uneven sizes, each written in batches of 7 (a shard's own batches never line up with the run's).
+    const cuts = [0, 11, 30, lines.length];
+    const files: string[] = [];
+    for (let index = 0; index + 1 < cuts.length; index++) {
+      const jsonl = join(dir, `shard-${index}.jsonl`);
+      writeFileSync(jsonl, lines.slice(cuts[index], cuts[index + 1]).join('\n') + '\n');
+      await writeColumnar(jsonl, { arrow: join(dir, `shard-${index}.arrow`) }, 7);
+      files.push(join(dir, `shard-${index}.arrow`));
+    }
+    await writeColumnarBatches(rebatch(arrowFileBatches(files), 16), { arrow: join(dir, 'joined.arrow'), parquet: join(dir, 'joined.parquet') }, 16);
+    await writeColumnar(sample, { arrow: join(dir, 'whole.arrow'), parquet: join(dir, 'whole.parquet') }, 16);
+    assert.ok(readFileSync(join(dir, 'joined.arrow')).equals(readFileSync(join(dir, 'whole.arrow'))), 'Arrow bytes');
+    assert.ok(readFileSync(join(dir, 'joined.parquet')).equals(readFileSync(join(dir, 'whole.parquet'))), 'Parquet bytes');
   });
 });
