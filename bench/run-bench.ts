@@ -192,7 +192,7 @@ const PART_ROWS = 200;
  * Arrow and Parquet as `generate` writes them now: each part's columns built
  * from the records its thread holds (typed builders, serialised to IPC), then
  * the files written from those parts' columns (read back, cut into 1,000-row
- * batches, written). Also what a writer from episodes.jsonl pays (merge, dedup).
+ * batches, written). Also what a writer from episodes.jsonl pays (dedup).
  */
 async function measureColumnar(jsonl: string, rows: number) {
   const arrowStarted = performance.now();
@@ -429,7 +429,7 @@ function columnarRows(columnar: Awaited<ReturnType<typeof measureColumnar>>): Ro
     [`  a part's thread: its records into Arrow columns (${columnar.in_memory_rows} rows)`, `${columnar.parts_build_rows_per_second.toFixed(0)} rows/s`, '', ''],
     ['  main thread: Arrow file from the parts\' columns', `${columnar.arrow_from_parts_rows_per_second.toFixed(0)} rows/s`, '', ''],
     ['  main thread: Parquet file from the parts\' columns', `${columnar.parquet_from_parts_rows_per_second.toFixed(0)} rows/s (encoder memory ${columnar.parquet_wasm_memory_mb.toFixed(0)} MB)`, '', ''],
-    ['  from episodes.jsonl (merge, dedup): Arrow / Parquet', `${columnar.arrow_rows_per_second.toFixed(0)} / ${columnar.parquet_rows_per_second.toFixed(0)} rows/s (${columnar.arrow_mb_per_second.toFixed(1)} / ${columnar.parquet_mb_per_second.toFixed(1)} MB/s of JSONL)`, '', ''],
+    ['  from episodes.jsonl (dedup): Arrow / Parquet', `${columnar.arrow_rows_per_second.toFixed(0)} / ${columnar.parquet_rows_per_second.toFixed(0)} rows/s (${columnar.arrow_mb_per_second.toFixed(1)} / ${columnar.parquet_mb_per_second.toFixed(1)} MB/s of JSONL)`, '', ''],
     ['sizes: JSONL / Arrow / Parquet', `${mb(columnar.jsonl_bytes)} / ${mb(columnar.arrow_bytes)} / ${mb(columnar.parquet_bytes)}`, '', ''],
   ];
 }
