@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RecordBatch, RecordBatchStreamWriter, vectorFromArray } from 'apache-arrow';
 import { RecordBatchBuilder } from '../../src/records/arrow-builders.js';
 import { RECORD_ARROW_SCHEMA, RECORD_STRUCT, recordToRow } from '../../src/records/arrow-schema.js';
-import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT } from '../helpers.js';
-
-const rowsOf = (lane: string) =>
-  readFileSync(join(REPO_ROOT, 'datasets', lane, 'episodes.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => recordToRow(JSON.parse(line) as EpisodeRecord));
+import { builtWhole, rowsOf } from '../fixtures/arrow-rows.js';
 
 /** The Arrow IPC stream apache-arrow's row-wise vectorFromArray writes: the bytes the typed builders must match. */
 function rowWise(rows: ReturnType<typeof recordToRow>[], batchRows: number): Uint8Array {
@@ -23,16 +14,7 @@ function rowWise(rows: ReturnType<typeof recordToRow>[], batchRows: number): Uin
   return RecordBatchStreamWriter.writeAll(batches).toUint8Array(true);
 }
 
-function typed(rows: ReturnType<typeof recordToRow>[], batchRows: number): Uint8Array {
-  const builder = new RecordBatchBuilder();
-  const batches: RecordBatch[] = [];
-  for (const row of rows) {
-    builder.append(row);
-    if (builder.numRows >= batchRows) batches.push(builder.finishBatch());
-  }
-  if (builder.numRows > 0 || batches.length === 0) batches.push(builder.finishBatch());
-  return RecordBatchStreamWriter.writeAll(batches).toUint8Array(true);
-}
+const typed = builtWhole;
 
 describe('typed Arrow builders', () => {
   for (const lane of ['tool-world-v1', 'tool-world-faults-v1']) {

@@ -5,30 +5,12 @@ import { describe, it } from 'node:test';
 import { type RecordBatch, RecordBatchStreamWriter, tableFromIPC } from 'apache-arrow';
 import { RecordBatchBuilder } from '../../src/records/arrow-builders.js';
 import { concatenateColumn, rebatch } from '../../src/records/arrow-concatenation.js';
-import { RECORD_STRUCT, recordToRow } from '../../src/records/arrow-schema.js';
+import { RECORD_STRUCT } from '../../src/records/arrow-schema.js';
 import { arrowFileBatches, ipcStream, writeColumnar, writeColumnarBatches } from '../../src/records/columnar-files.js';
-import type { EpisodeRecord } from '../../src/records/episode-record.js';
+import { builtWhole, rowsOf, type Row } from '../fixtures/arrow-rows.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
-type Row = ReturnType<typeof recordToRow>;
-
-const rowsOf = (lane: string): Row[] =>
-  readFileSync(join(REPO_ROOT, 'datasets', lane, 'episodes.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => recordToRow(JSON.parse(line) as EpisodeRecord));
-
-/** Rows built in one go, in batches of `batchRows`: the bytes a joined stream must match. */
-function whole(rows: readonly Row[], batchRows: number): Uint8Array {
-  const builder = new RecordBatchBuilder();
-  const batches: RecordBatch[] = [];
-  for (const row of rows) {
-    builder.append(row);
-    if (builder.numRows >= batchRows) batches.push(builder.finishBatch());
-  }
-  if (builder.numRows > 0 || batches.length === 0) batches.push(builder.finishBatch());
-  return RecordBatchStreamWriter.writeAll(batches).toUint8Array(true);
-}
+const whole = builtWhole;
 
 /** The rows cut at `cuts` into parts, each built and written to IPC on its own and read back, as a worker's part file is. */
 function parts(rows: readonly Row[], cuts: readonly number[]): RecordBatch[] {
