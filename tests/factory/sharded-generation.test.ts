@@ -58,6 +58,13 @@ function assertTraceIndex(dir: string): void {
   assert.deepEqual(readdirSync(join(dir, 'traces')).map((file) => `traces/${file}`).sort(), [...archives, 'traces/index.jsonl'].sort());
 }
 
+/** A one-thread run of the lane into `out`, stopped (as by Ctrl-C) once `episodes` episodes have finished. */
+async function stopAfter(out: string, episodes: number) {
+  const controller = new AbortController();
+  let seen = 0;
+  return generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 1, signal: controller.signal, onEpisode: () => (++seen === episodes ? controller.abort() : undefined) });
+}
+
 describe('sharded, parallel and resumed generation', () => {
   const single = temporaryDirectory();
   before(async () => {
@@ -124,18 +131,7 @@ describe('sharded, parallel and resumed generation', () => {
 
   it('resumes from sealed parts, drops unsealed and torn ones, and refuses a different run', async () => {
     const out = temporaryDirectory();
-    const controller = new AbortController();
-    let seen = 0;
-    const first = await generateDataset({
-      lane,
-      outDir: out,
-      seeds: SEEDS,
-      workers: 1,
-      signal: controller.signal,
-      onEpisode: () => {
-        if (++seen === 23) controller.abort();
-      },
-    });
+    const first = await stopAfter(out, 23);
     assert.equal(first.interrupted, true);
     assert.equal(first.written + first.rejected, 23, 'the episodes in flight were finished and kept');
     assert.equal(existsSync(join(out, 'episodes.jsonl')), false, 'nothing is published before the run is complete');
@@ -165,9 +161,7 @@ describe('sharded, parallel and resumed generation', () => {
 
   it('builds each part\'s Arrow columns where it ran, and still joins parts sealed without them into the same bytes', async () => {
     const out = temporaryDirectory();
-    const controller = new AbortController();
-    let seen = 0;
-    await generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 1, signal: controller.signal, onEpisode: () => (++seen === 31 ? controller.abort() : undefined) });
+    const stopped = await stopAfter(out, 31);
     const staging = join(out, '.partial');
     for (const file of ['episodes.arrow', 'episodes.parquet']) assert.equal(existsSync(join(staging, file)), false, `a stopped run leaves no half-written ${file}`);
     const parts = finishedParts(staging);
@@ -183,15 +177,13 @@ describe('sharded, parallel and resumed generation', () => {
     writeFileSync(marker, JSON.stringify({ ...old, files }) + '\n');
     rmSync(join(staging, PARTS_DIR, `${partName(old.start, old.end)}.arrow`));
     const resumed = await generateDataset({ lane, outDir: out, seeds: SEEDS, resume: true, workers: 2 });
-    assert.equal(resumed.resumed, seen);
+    assert.equal(resumed.resumed, stopped.written + stopped.rejected);
     assertSameData(out, single);
   });
 
   it('fails with the fix when a sealed part\'s columns cannot be read, keeping every part', async () => {
     const out = temporaryDirectory();
-    const controller = new AbortController();
-    let seen = 0;
-    await generateDataset({ lane, outDir: out, seeds: SEEDS, workers: 1, signal: controller.signal, onEpisode: () => (++seen === 25 ? controller.abort() : undefined) });
+    await stopAfter(out, 25);
     const staging = join(out, '.partial');
     const [part] = finishedParts(staging);
     // Sealed as it is now (the marker's hash matches), but not Arrow: what a bad disk or a foreign edit leaves.
