@@ -517,6 +517,10 @@ try {
   const seeds = seedsFor(bigEpisodes);
   const big = await runChild(['generate', lane.path, '--seeds', `${seeds.from}..${seeds.to}`, '--out', bigOut, '--workers', String(workers), '--quiet']);
   if (big.status !== 0) throw new Error(`the big run exited ${big.status}`);
+  // The same command on two seeds: what the process shape (main thread, workers, their modules and heaps) costs before any scale.
+  log(`the same run on 2 seeds, for the process's fixed floor of memory ...`);
+  const small = await runChild(['generate', lane.path, '--seeds', '0..1', '--out', join(scratch, 'small'), '--workers', String(workers), '--quiet']);
+  if (small.status !== 0) throw new Error(`the 2-seed run exited ${small.status}`);
   const bigRows = Number(JSON.parse(readFileSync(join(bigOut, 'manifest.json'), 'utf8')).counts.records);
   log('Arrow and Parquet write rates on the big run\'s episodes.jsonl ...');
   const columnar = await measureColumnar(join(bigOut, 'episodes.jsonl'), bigRows);
@@ -545,6 +549,8 @@ try {
     speedup: one.seconds / many.seconds,
     ceiling,
     big_run: { episodes: seeds.to * tasks + tasks, records: bigRows, workers, peak_rss_mb: big.max_rss_bytes / 1e6, wall_seconds: big.wall_seconds },
+    /** The same command on 2 seeds: the memory the process shape costs before any scale. */
+    small_run: { episodes: 2 * tasks, workers, peak_rss_mb: small.max_rss_bytes / 1e6 },
     columnar,
     report,
     env,
@@ -565,6 +571,7 @@ try {
       ...ceilingRows(ceiling, figures.speedup),
       [`peak RSS, ${figures.big_run.episodes} episodes`, `${figures.big_run.peak_rss_mb.toFixed(0)} MB`, bigEpisodes >= 100_000 ? '< 300 MB' : '< 300 MB at 100,000', verdict(figures.big_run.peak_rss_mb < 300)],
       ['  its wall time', `${figures.big_run.wall_seconds.toFixed(1)} s`, '', ''],
+      [`  the same run on ${figures.small_run.episodes} episodes (the fixed floor)`, `${figures.small_run.peak_rss_mb.toFixed(0)} MB`, '', ''],
       ...columnarRows(columnar),
       [`report of ${bigRows} records: write, peak RSS`, `${report.wall_seconds.toFixed(1)} s, ${report.peak_rss_mb.toFixed(0)} MB`, '', ''],
       [`  its size (${Math.min(bigRows, DEFAULT_MAX_EPISODES)} episodes embedded)`, mb(report.html_bytes), '', ''],
