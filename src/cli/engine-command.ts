@@ -63,7 +63,7 @@ export function registerEngine(program: Command, streams: Streams, setExit: (sta
     .option('--port <n>', 'the port (0 picks a free one)', '11435')
     .option('--host <address>', 'the address to listen on (the engine has no authentication: keep it on loopback)', '127.0.0.1')
     .option('--context <tokens>', 'tokens the context holds, prompt and answer (default: 8192, or less if the model was trained with less)')
-    .option('--threads <n>', 'CPU threads for evaluation (default: llama.cpp\'s choice for this machine)')
+    .option('--threads <n>', 'CPU threads for evaluation (default 1: more threads spin against each other on a small or busy machine)')
     .option('--json', 'print one JSON line on stdout once serving (url, name, digest, ...), for scripts')
     .addHelpText(
       'after',

@@ -100,7 +100,7 @@ function heldBack(text: string, stop: readonly string[]): number {
 export interface LoadOptions {
   /** Tokens the context holds (prompt and answer); default 8192, at most what the model was trained with unless `allowLongerContext`. */
   contextSize?: number;
-  /** CPU threads for evaluation; default: what llama.cpp picks for this machine. */
+  /** CPU threads for evaluation; default 1. */
   threads?: number;
 }
 
@@ -157,7 +157,9 @@ export class GgufModel {
       chat_template: metadata.tokenizer?.chat_template ?? null,
     };
     const contextSize = options.contextSize ?? Math.min(8192, model.trainContextSize);
-    const context = await model.createContext({ contextSize, sequences: 1, ...(options.threads ? { threads: options.threads } : {}) });
+    // One thread unless asked: llama.cpp's threads spin while they wait for each other, and on a small or busy machine
+    // two of them made a token take 800 ms instead of 6 (measured on 2 cores).
+    const context = await model.createContext({ contextSize, sequences: 1, threads: options.threads ?? 1 });
     return new GgufModel(description, llama, model, context, context.getSequence(), Math.round((performance.now() - started) * 1e6));
   }
 

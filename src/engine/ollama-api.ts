@@ -6,7 +6,7 @@
 
 import type { Completion } from './gguf-model.js';
 import { BadRequest } from './chat-translation.js';
-import { callId } from './chat-translation.js';
+import { callId, messagesOf, toolsOf } from './chat-translation.js';
 import type { SamplingRequest, ServedModel } from './served-model.js';
 import type { Exchange } from './http-exchange.js';
 
@@ -115,6 +115,9 @@ export class OllamaApi {
     if (Array.isArray(messages) && messages.length === 0) return this.load(exchange, stream, { ...head(), message: { role: 'assistant', content: '' }, done_reason: 'load', done: true });
     const started = performance.now();
     const options = sampling(body.options);
+    // A request that cannot be read is refused with 400 before a stream's 200 goes out.
+    messagesOf(messages);
+    toolsOf(body.tools);
     if (stream) exchange.openStream('application/x-ndjson');
     const turn = await this.served.chat(messages, body.tools, options, exchange.signal, stream ? (piece) => exchange.frame({ ...head(), message: { role: 'assistant', content: piece }, done: false }) : undefined);
     const loaded = this.markLoaded();

@@ -5,7 +5,7 @@
 // stream_options.include_usage asks, then [DONE]). Errors are OpenAI's
 // `{"error": {"message", "type"}}` bodies.
 
-import { BadRequest, callId } from './chat-translation.js';
+import { BadRequest, callId, messagesOf, toolsOf } from './chat-translation.js';
 import type { Exchange } from './http-exchange.js';
 import type { SamplingRequest, ServedModel } from './served-model.js';
 
@@ -56,11 +56,15 @@ export class OpenAIApi {
     const id = `chatcmpl-${callId(JSON.stringify(body.messages ?? null), 0).slice(5, 17)}`;
     const created = Math.floor(Date.parse(exchange.now()) / 1000);
     const chunk = (choices: unknown[], extra: Loose = {}) => exchange.event(JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: `fp_${served.digest.slice(0, 10)}`, choices, ...extra }));
+    // A request that cannot be read is refused with 400 before a stream's 200 goes out.
+    messagesOf(body.messages);
+    toolsOf(body.tools);
+    const options = sampling(body);
     if (stream) {
       exchange.openStream('text/event-stream');
       chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
     }
-    const turn = await served.chat(body.messages, body.tools, sampling(body), exchange.signal, stream ? (piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }]) : undefined);
+    const turn = await served.chat(body.messages, body.tools, options, exchange.signal, stream ? (piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }]) : undefined);
     const toolCalls = turn.calls.map((call, index) => ({
       id: callId(`${JSON.stringify(body.messages)}\n${turn.completion.text}`, index),
       type: 'function',
