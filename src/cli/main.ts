@@ -33,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   card: async () => (await import('./card-command.js')).registerCard,
   report: async () => (await import('./report-command.js')).registerReport,
   trace: async () => (await import('./trace-command.js')).registerTrace,
+  engine: async () => (await import('./engine-command.js')).registerEngine,
 };
 
 /** The program with every command, or with only `only` when the command line names one. */
