@@ -1,8 +1,10 @@
 // Owns the check `npm test` runs before anything else: what the suite needs
 // beyond Node (Debian's Chromium for the report's browser test; the compiled
 // sqlite3 of mcp-sqlite for the SQLite server world; python3 with venv, and
-// the Python environment scripts/python-loaders.sh builds, for the loader test) is there, or the run stops at once with one line saying what is
-// missing and how to get it, instead of failing minutes in. Plain Node ESM, so
+// the Python environment scripts/python-loaders.sh builds, for the loader test;
+// the tiny model scripts/tiny-model.sh trains, for the engine tests) is there,
+// or the run stops at once with one line saying what is missing and how to get
+// it, instead of failing minutes in. Plain Node ESM, so
 // it runs before the TypeScript build. Quiet when everything is there.
 //
 // EPISODE_FACTORY_SKIP_PREFLIGHT=1 skips it; the tests that need what is
@@ -101,5 +103,18 @@ if (!ready) {
     writeFileSync(READY_STAMP, readiness());
   } catch {
     // Without the stamp the next run checks again: slower, not wrong.
+  }
+}
+
+// The engine tests run the tiny model scripts/tiny-model.sh trains (about 8 minutes on 2 cores, once; .ci/run
+// builds it before the tests). Built here when missing, so no engine test starts without it; a stale one is
+// left for tests/tiny-model, which reruns the script and rebuilds when its inputs changed.
+const TINY_MODEL = join(ROOT, '.cache', 'tiny-model', 'current', 'tiny-qwen2.gguf');
+if (!existsSync(TINY_MODEL) && process.env.EPISODE_FACTORY_TINY_MODEL === undefined) {
+  process.stderr.write('test preflight: building the tiny model for the engine tests (scripts/tiny-model.sh, once; about 8 minutes on 2 cores)\n');
+  const built = spawnSync(join(ROOT, 'scripts', 'tiny-model.sh'), [], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
+  if (built.error || built.status !== 0 || !existsSync(TINY_MODEL)) {
+    const why = built.error ? built.error.message : `exit ${built.status ?? built.signal}: ${lastError(`${built.stdout}\n${built.stderr}`)}`;
+    stop(`scripts/tiny-model.sh could not build the tiny model (${why})`, 'run scripts/tiny-model.sh to see its whole output (it needs npm ci and scripts/python-loaders.sh)');
   }
 }

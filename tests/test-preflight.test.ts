@@ -35,12 +35,16 @@ function executable(path: string, text: string): void {
   chmodSync(path, 0o755);
 }
 
-/** A checkout with only the preflight and a stand-in scripts/python-loaders.sh; a bin directory for a stand-in python3. */
-function sandbox(loaders: string): { root: string; script: string; bin: string } {
+/** A stand-in scripts/tiny-model.sh that leaves a model file where the real one does, and counts its runs. */
+const TINY_MODEL_BUILDS = '#!/bin/sh\nmkdir -p .cache/tiny-model/built && printf gguf > .cache/tiny-model/built/tiny-qwen2.gguf && ln -sfn built .cache/tiny-model/current\necho build >> tiny-builds\n';
+
+/** A checkout with only the preflight and stand-in scripts/python-loaders.sh and scripts/tiny-model.sh; a bin directory for a stand-in python3. */
+function sandbox(loaders: string, tinyModel = TINY_MODEL_BUILDS): { root: string; script: string; bin: string } {
   const root = temporaryDirectory('ef-preflight-');
   mkdirSync(join(root, 'scripts'));
   copyFileSync(PREFLIGHT, join(root, 'scripts', 'test-preflight.mjs'));
   executable(join(root, 'scripts', 'python-loaders.sh'), loaders);
+  executable(join(root, 'scripts', 'tiny-model.sh'), tinyModel);
   const bin = join(root, 'bin');
   mkdirSync(bin);
   return { root, script: join(root, 'scripts', 'test-preflight.mjs'), bin };
@@ -116,6 +120,29 @@ describe('test preflight', () => {
     executable(join(root, 'scripts', 'python-loaders.sh'), `${loaders}# now also installs trl\n`);
     assert.equal(preflight(script, environment).status, 0);
     assert.equal(runs(), 2, 'a changed script runs again');
+  });
+
+  it('builds the tiny model once when it is missing, saying so, and names the script when the build fails', () => {
+    const ready = '#!/bin/sh\nmkdir -p .cache/python-loaders/bin\ntouch .cache/python-loaders/bin/python .cache/python-loaders/pyvenv.cfg\n';
+    const { root, script, bin } = sandbox(ready);
+    executable(join(bin, 'python3'), '#!/bin/sh\nexit 0\n');
+    const environment = { CHROMIUM_PATH: SOME_EXECUTABLE, PATH: `${bin}:/usr/bin:/bin`, EPISODE_FACTORY_TINY_MODEL: undefined };
+    const builds = () => (existsSync(join(root, 'tiny-builds')) ? readFileSync(join(root, 'tiny-builds'), 'utf8').split('\n').filter(Boolean).length : 0);
+    const first = preflight(script, environment);
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stderr, /test preflight: building the tiny model for the engine tests \(scripts\/tiny-model\.sh, once; about 8 minutes on 2 cores\)\n$/);
+    assert.equal(builds(), 1);
+    const again = preflight(script, environment);
+    assert.deepEqual([again.status, again.stderr, builds()], [0, '', 1], 'built: quiet, and the script not run again');
+
+    const broken = sandbox(ready, '#!/bin/sh\necho "tiny-model: no Python environment at .cache/python-loaders; fix: scripts/python-loaders.sh" >&2\nexit 1\n');
+    executable(join(broken.bin, 'python3'), '#!/bin/sh\nexit 0\n');
+    const failed = preflight(broken.script, { ...environment, PATH: `${broken.bin}:/usr/bin:/bin` });
+    assert.equal(failed.status, 2);
+    assert.match(
+      failed.stderr.trimEnd().split('\n').at(-1)!,
+      /^test preflight: scripts\/tiny-model\.sh could not build the tiny model \(exit 1: tiny-model: no Python environment at \.cache\/python-loaders; fix: scripts\/python-loaders\.sh\) — fix: run scripts\/tiny-model\.sh to see its whole output/,
+    );
   });
 
   it('is skipped with EPISODE_FACTORY_SKIP_PREFLIGHT=1, saying so', () => {

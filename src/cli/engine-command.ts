@@ -5,7 +5,7 @@
 // scripts/tiny-model.sh builds for the tests.
 
 import type { Command } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION, PACKAGE_ROOT } from '../core/package-paths.js';
@@ -21,8 +21,8 @@ interface EngineFlags {
   json?: boolean;
 }
 
-/** Where scripts/tiny-model.sh leaves the path of the model it built last. */
-export const TINY_MODEL_POINTER = join(PACKAGE_ROOT, '.cache', 'tiny-model', 'current');
+/** The model scripts/tiny-model.sh built last: `current` links to the directory named by the hash of its inputs. */
+export const TINY_MODEL_CURRENT = join(PACKAGE_ROOT, '.cache', 'tiny-model', 'current', 'tiny-qwen2.gguf');
 
 /** The model file `tiny` stands for (EPISODE_FACTORY_TINY_MODEL, else the last one scripts/tiny-model.sh built), or why there is none. */
 export function tinyModelPath(): string {
@@ -31,11 +31,10 @@ export function tinyModelPath(): string {
     if (!existsSync(chosen)) throw new FactoryError('model_unavailable', `EPISODE_FACTORY_TINY_MODEL names ${chosen}, which does not exist`, { fix: 'point it at a .gguf file, or unset it to use the one scripts/tiny-model.sh built' });
     return chosen;
   }
-  const pointer = existsSync(TINY_MODEL_POINTER) ? readFileSync(TINY_MODEL_POINTER, 'utf8').trim() : '';
-  if (pointer === '' || !existsSync(pointer)) {
-    throw new FactoryError('model_unavailable', 'the tiny model is not built on this machine', { fix: 'run scripts/tiny-model.sh (about 5 minutes on 2 cores; it prints the model\'s path)' });
+  if (!existsSync(TINY_MODEL_CURRENT)) {
+    throw new FactoryError('model_unavailable', `the tiny model is not built on this machine (no ${TINY_MODEL_CURRENT})`, { fix: 'run scripts/python-loaders.sh, then scripts/tiny-model.sh (about 8 minutes on 2 cores; it prints the model\'s path)' });
   }
-  return pointer;
+  return realpathSync(TINY_MODEL_CURRENT);
 }
 
 function whole(text: string | undefined, flag: string, low: number, high: number): number | undefined {

@@ -44,7 +44,8 @@ export class OpenAIApi {
 
   models(exchange: Exchange): void {
     const created = Math.floor(Date.parse(this.served.modifiedAt) / 1000);
-    exchange.json(200, { object: 'list', data: [{ id: this.served.name, object: 'model', created, owned_by: 'library' }] });
+    // max_model_len is vLLM's field for the context; clients (the factory among them) record it whatever the server.
+    exchange.json(200, { object: 'list', data: [{ id: this.served.name, object: 'model', created, owned_by: 'library', max_model_len: this.served.model.contextSize }] });
   }
 
   async chatCompletions(exchange: Exchange, body: Loose): Promise<void> {
