@@ -25,7 +25,12 @@
 //   8. model backends: what the client adds to one model turn against local
 //      fake servers (bench/model-backend-bench.ts), the openai: backend
 //      streamed and whole, and the Ollama one, over a bare HTTP round trip;
-//   9. the per-phase profile of an episode on one thread (bench/episode-profile.ts).
+//   9. the per-phase profile of an episode on one thread (bench/episode-profile.ts);
+//  10. the engine: a model turn through `episode-factory engine` with the tiny
+//      model (llama.cpp, one thread), cold and with the prefix cached, its
+//      decode rate and overheads, and whole verified episodes with it
+//      (bench/engine-bench.ts); skipped, saying so, when scripts/tiny-model.sh
+//      has not built the model.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
@@ -33,7 +38,7 @@
 // 400), --env-only (measure section 7 alone), --model-only (section 8
 // alone), --profile-only (section 9 alone: the per-phase profile of an
 // episode, bench/episode-profile.ts), --profile-episodes N (default 500),
-// --columnar-only (the Arrow and Parquet rates of section 4 alone, on
+// --engine-only (section 10 alone), --columnar-only (the Arrow and Parquet rates of section 4 alone, on
 // --speed-episodes records), --ceiling-only (section 2's speed-up beside the
 // machine's ceiling alone), --json.
 
@@ -65,6 +70,7 @@ import { filesystemServerWorld } from '../src/world/servers/filesystem/filesyste
 import { openWorldSession } from '../src/world/world-session.js';
 import { measureModelBackends, type ModelBackendFigures } from './model-backend-bench.js';
 import { formatEpisodeProfile, measureEpisodeProfile } from './episode-profile.js';
+import { measureEngine, tinyModelBuilt, type EngineFigures, type TurnTimings } from './engine-bench.js';
 import { policyFactoryFor } from '../src/factory/scripted-policy-factory.js';
 import { resolveProducedAt } from '../src/factory/produced-at.js';
 import { produceEpisode } from '../src/verify/episode-production.js';
@@ -80,6 +86,7 @@ const { values: flags } = parseArgs({
     'env-episodes': { type: 'string', default: '400' },
     'env-only': { type: 'boolean', default: false },
     'model-only': { type: 'boolean', default: false },
+    'engine-only': { type: 'boolean', default: false },
     'profile-only': { type: 'boolean', default: false },
     'columnar-only': { type: 'boolean', default: false },
     'ceiling-only': { type: 'boolean', default: false },
@@ -422,6 +429,34 @@ function modelRows(model: ModelBackendFigures): [string, string, string, string]
 
 type Row = [string, string, string, string];
 
+function engineRows(engine: EngineFigures | null): Row[] {
+  if (engine === null) return [['engine (tiny model through llama.cpp)', 'not measured: run scripts/tiny-model.sh first', '', '']];
+  const turn = (timings: TurnTimings) =>
+    `${timings.wall_ms.toFixed(0)} ms (prompt ${timings.prompt_tokens_evaluated} tokens in ${timings.prompt_eval_ms.toFixed(0)} ms, ${timings.output_tokens} out in ${timings.eval_ms.toFixed(0)} ms)`;
+  return [
+    [`engine, tiny model (${(engine.model.parameters / 1e6).toFixed(0)}M, ${engine.model.architecture}, 1 thread): decode`, `${engine.decode_tokens_per_second.toFixed(1)} tokens/s`, '', ''],
+    ['  prompt evaluation', `${engine.prompt_tokens_per_second.toFixed(0)} tokens/s`, '', ''],
+    [`  first turn of tool-world-v1, cold (median of ${engine.turns})`, turn(engine.cold), '', ''],
+    ['  the same turn, prefix cached', turn(engine.warm), '', ''],
+    ['  overhead per turn: engine (render, tokenise, parse) / HTTP', `${engine.engine_overhead_ms.toFixed(1)} / ${engine.http_overhead_ms.toFixed(1)} ms`, '', ''],
+    [
+      `  generate --policy ollama:tiny-qwen2, ${engine.generate.episodes} episodes`,
+      `${engine.generate.episodes_per_second.toFixed(2)} verified episodes/s, ${engine.generate.ms_per_model_turn.toFixed(0)} ms per model turn (${engine.generate.model_turns} turns, ${engine.generate.completed} completed)`,
+      '',
+      '',
+    ],
+  ];
+}
+
+async function maybeMeasureEngine(): Promise<EngineFigures | null> {
+  if (!tinyModelBuilt()) {
+    log('engine: the tiny model is not built (scripts/tiny-model.sh): not measured');
+    return null;
+  }
+  log('engine: the tiny model through llama.cpp, turns and 10 episodes ...');
+  return measureEngine();
+}
+
 function columnarRows(columnar: Awaited<ReturnType<typeof measureColumnar>>): Row[] {
   return [
     ['Arrow: rows/s on one core (columns built in the parts, then the file)', `${columnar.arrow_one_core_rows_per_second.toFixed(0)} rows/s`, '≥ 30,000 rows/s', verdict(columnar.arrow_one_core_rows_per_second >= 30_000)],
@@ -462,6 +497,13 @@ try {
     else printRows(modelRows(model));
     rmSync(scratch, { recursive: true, force: true });
     process.exit(0);
+  }
+  if (flags['engine-only']) {
+    const engine = await maybeMeasureEngine();
+    if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, engine }, null, 2) + '\n');
+    else printRows(engineRows(engine));
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(engine === null ? 2 : 0);
   }
   if (flags['profile-only']) {
     const floorPerCall = await measureFloor(20_000);
@@ -536,6 +578,7 @@ try {
   const env = await measureEnvSection();
   log('model backends: policy turns against local fake servers ...');
   const model = await measureModelBackends();
+  const engine = await maybeMeasureEngine();
   log(`per-phase profile: ${flags['profile-episodes']} episodes on this thread ...`);
   const profile = await measureEpisodeProfile({ lane, scratch, episodes: Number(flags['profile-episodes']), countCalls: toolCalls });
 
@@ -555,6 +598,7 @@ try {
     report,
     env,
     model,
+    engine,
     profile,
     server_world: { lane: SERVER_LANE, spawn: spawnCost, repoint: repointCost, fresh_one_worker: serverFresh, one_worker: serverOne, many_workers: serverMany, speedup: serverOne.seconds / serverMany.seconds, scripted_over_server_one_worker: one.verified / one.seconds / serverOne.episodes_per_second },
   };
@@ -588,7 +632,7 @@ try {
       [`  1 worker, kept child: verified episodes/s`, `${serverOne.episodes_per_second.toFixed(2)} (scripted lane: ${figures.factory_one_worker.episodes_per_second.toFixed(1)}, ${figures.server_world.scripted_over_server_one_worker.toFixed(1)}× more)`, '', ''],
       [`  ${serverMany.workers} workers, kept children: verified episodes/s`, `${serverMany.episodes_per_second.toFixed(2)} (speed-up ${figures.server_world.speedup.toFixed(2)}×)`, '', ''],
     ];
-    rows.push(...envRows(env), ...modelRows(model));
+    rows.push(...envRows(env), ...modelRows(model), ...engineRows(engine));
     printRows(rows);
     process.stdout.write('\n' + formatEpisodeProfile(profile, floor));
     if (rows.some((row) => row[3] === 'NOT YET')) {
