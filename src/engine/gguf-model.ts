@@ -14,6 +14,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { FactoryError } from '../core/errors.js';
+import { readGgufHeader } from './gguf-header.js';
 
 /** GGUF `general.file_type` as Ollama names the quantisation level. */
 const FILE_TYPES: Record<number, string> = { 0: 'F32', 1: 'F16', 2: 'Q4_0', 3: 'Q4_1', 7: 'Q8_0', 8: 'Q5_0', 9: 'Q5_1', 10: 'Q2_K', 11: 'Q3_K_S', 12: 'Q3_K_M', 13: 'Q3_K_L', 14: 'Q4_K_S', 15: 'Q4_K_M', 16: 'Q5_K_S', 17: 'Q5_K_M', 18: 'Q6_K', 32: 'BF16' };
@@ -121,6 +122,8 @@ export class GgufModel {
     const started = performance.now();
     const size = await stat(path).catch(() => undefined);
     if (!size?.isFile()) throw new FactoryError('usage', `no model file at ${path}`, { fix: 'pass the path of a .gguf file (scripts/tiny-model.sh builds one and prints its path)' });
+    // Before node-llama-cpp's parser and llama.cpp's: both loop as often as the header says and allocate what it says.
+    readGgufHeader(path);
     // Imported here: loading the native addon costs about a second and every other command does without it.
     const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
     let llama: Llama;
