@@ -185,14 +185,14 @@ export function readGgufHeader(path: string): GgufHeader {
     let alignment = DEFAULT_ALIGNMENT;
     for (let index = 0; index < keyValueCount; index++) {
       const keyLength = cursor.count(`the length of key ${index}`, GGUF_LIMITS.keyBytes, 1, 'bytes');
-      if (keyLength === 0) refuse(`the length of key ${index}`, keyLength, undefined, 'a key is never empty; llama.cpp stops the process on one');
+      if (keyLength === 0) refuse(`the length of key ${index}`, keyLength, undefined, 'a key is never empty');
       const key = cursor.bytes(keyLength, `key ${index}`);
       const name = `key ${index} (${shown(key)})`;
       // llama.cpp copies keys as C strings: one cut short to nothing at a zero byte stops the process.
-      if (key.includes(0)) refuse(`the byte at ${key.indexOf(0)} of ${name}`, 0, undefined, 'a key is ASCII text without zero bytes; llama.cpp stops the process on an empty one');
+      if (key.includes(0)) refuse(`the byte at ${key.indexOf(0)} of ${name}`, 0, undefined, 'a key is ASCII text without zero bytes; llama.cpp copies keys as C strings and stops the process on one cut to nothing');
       const type = cursor.uint32(`the type of ${name}`);
       if (key.toString('latin1') === 'general.alignment') {
-        if (type !== UINT32) refuse(`the type of ${name}`, type, UINT32, 'general.alignment is a uint32 (type 4); llama.cpp stops the process on any other');
+        if (type !== UINT32) refuse(`the type of ${name}`, type, UINT32, 'general.alignment is a uint32, type 4');
         alignment = cursor.uint32(name);
         if (alignment === 0 || (alignment & (alignment - 1)) !== 0) refuse(name, alignment, undefined, 'an alignment is a power of two');
         continue;
