@@ -3,6 +3,17 @@
 // door to one (an agent socket, a cloud or git provider's settings), unless
 // the caller keeps it by name. Each spawn site takes its `env` from here, so a
 // third-party server behind the proxy never sees the operator's keys.
+//
+// A variable is held back for its name (the shapes and families below) or for
+// its value: a URL with a password, a connection string with `Password=`,
+// `Pwd=`, `AccountKey=` or `SharedAccessKey=`, a PEM private key, a JWT, or a
+// token in a known provider's format (OpenAI and Anthropic `sk-`, Stripe
+// `sk_live_`/`rk_live_`/`whsec_`, GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/
+// `github_pat_`, GitLab `glpat-`, Slack `xox?-` and its webhook URLs, AWS
+// `AKIA`/`ASIA`, Google `AIza`, Hugging Face `hf_`, npm `npm_`). This is a
+// best-effort filter, not a guarantee: a secret under a plain name in a format
+// it does not know passes, which is why every held-back name is listed and
+// anything sensitive is better kept out of the caller's environment.
 
 export interface SecretRule {
   /** Matched case-insensitively against the variable's whole name. */
@@ -20,6 +31,9 @@ const SECRET_SHAPES: readonly SecretRule[] = [
   { pattern: /CREDENTIAL/i, shows: '*CREDENTIAL*' },
   { pattern: /(^|_)AUTH(_|$)|ASKPASS/i, shows: '*_AUTH, *_AUTH_* (e.g. NPM_CONFIG__AUTH, DOCKER_AUTH_CONFIG), *ASKPASS*' },
   { pattern: /COOKIE|WEBHOOK|(^|_)DSN$/i, shows: '*COOKIE*, *WEBHOOK*, *_DSN' },
+  // A segment, not a substring: PATH, PATCH_LEVEL and DISK_SIZE are not secrets.
+  { pattern: /(^|_)(SK|PAT|JWT)(_|$)|OAUTH|BEARER|PRIVATE/i, shows: '*_SK, *_SK_* (STRIPE_SK_LIVE), *_PAT, *_PAT_*, *_JWT, *_JWT_*, *OAUTH*, *BEARER*, *PRIVATE*' },
+  { pattern: /CONN(ECTION)?_?STR/i, shows: '*CONNECTION_STRING*, *CONNSTR* (SQLCONNSTR_*, CUSTOMCONNSTR_*)' },
 ];
 
 /** Whole families: cloud, git and model providers, agents and tools whose settings lead to credentials. */
@@ -35,8 +49,38 @@ const PROVIDERS: readonly SecretRule[] = [
 
 export const SECRET_RULES: readonly SecretRule[] = [...SECRET_SHAPES, ...PROVIDERS];
 
-/** A value that is a URL carrying a password (`scheme://user:password@host`), e.g. a DATABASE_URL or an HTTPS_PROXY with credentials. */
-const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/i;
+export interface SecretValueRule {
+  /** Searched for anywhere in the value. */
+  pattern: RegExp;
+  /** What it catches, for --help, the README and the reason a variable is held back. */
+  shows: string;
+  /** A further test of the matched text, where the pattern alone would catch ordinary words. */
+  accepts?: (match: string) => boolean;
+}
+
+/** Mixed case and a digit: a random token, not a word like `sk-learn-models-collection`. */
+const looksRandom = (text: string) => /[0-9]/.test(text) && /[a-z]/.test(text) && /[A-Z]/.test(text);
+
+/**
+ * Values that are a secret whatever the variable is called. Each token shape
+ * starts at a boundary (the value's start or a character that cannot be part
+ * of the token), so a path or a word that merely contains the prefix passes.
+ */
+const SECRET_VALUES: readonly SecretValueRule[] = [
+  { pattern: /[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/i, shows: 'a URL with a password (scheme://user:password@host)' },
+  { pattern: /(^|[;\s?&])(password|pwd|accountkey|sharedaccesskey)\s*=\s*[^;\s&]/i, shows: 'a connection string with Password=, Pwd=, AccountKey= or SharedAccessKey=' },
+  { pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/, shows: 'a PEM or PGP private key' },
+  { pattern: /(^|[^\w.-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/, shows: 'a JSON Web Token (eyJ….eyJ….…)' },
+  { pattern: /(^|[^\w-])sk-[\w-]{32,}/, shows: 'an OpenAI or Anthropic key (sk-…)', accepts: looksRandom },
+  { pattern: /(^|[^\w])(sk|rk)_(live|test)_[0-9a-z]{16,}|(^|[^\w])whsec_[0-9a-z]{24,}/i, shows: 'a Stripe secret, restricted or webhook key (sk_live_…, rk_live_…, whsec_…)' },
+  { pattern: /(^|[^\w])(gh[pousr]_[0-9a-z]{36}|github_pat_\w{40,})/i, shows: 'a GitHub token (ghp_…, gho_…, github_pat_…)' },
+  { pattern: /(^|[^\w-])glpat-[\w-]{20,}/, shows: 'a GitLab token (glpat-…)' },
+  { pattern: /(^|[^\w-])xox[abeprs]-[0-9a-z-]{10,}|hooks\.slack\.com\/services\/T\w+\//i, shows: 'a Slack token (xoxb-…, xoxp-…) or webhook URL' },
+  { pattern: /(^|[^0-9A-Z])(AKIA|ASIA)[0-9A-Z]{16}($|[^0-9A-Z])/, shows: 'an AWS access key id (AKIA…, ASIA…)' },
+  { pattern: /(^|[^\w-])AIza[\w-]{35}/, shows: 'a Google API key (AIza…)' },
+  { pattern: /(^|[^\w])hf_[0-9a-z]{30,}/i, shows: 'a Hugging Face token (hf_…)', accepts: looksRandom },
+  { pattern: /(^|[^\w])npm_[0-9a-z]{36}/i, shows: 'an npm token (npm_…)', accepts: looksRandom },
+];
 
 declare const filtered: unique symbol;
 /** An environment that went through the filter; spawn sites take only this. */
@@ -52,7 +96,10 @@ export interface FilteredEnvironment {
 export function secretReason(name: string, value: string): string | undefined {
   const rule = SECRET_RULES.find((candidate) => candidate.pattern.test(name));
   if (rule) return rule.shows;
-  if (URL_WITH_PASSWORD.test(value)) return 'a URL with a password in it';
+  for (const candidate of SECRET_VALUES) {
+    const found = candidate.pattern.exec(value);
+    if (found && (!candidate.accepts || candidate.accepts(found[0]))) return `its value: ${candidate.shows}`;
+  }
   return undefined;
 }
 
@@ -70,7 +117,7 @@ export function childEnvironment(environment: NodeJS.ProcessEnv, keep: readonly 
 
 /** One line per rule, for --help. */
 export function describeSecretRules(): string {
-  return [...SECRET_RULES.map((rule) => rule.shows), 'any variable whose value is a URL with a password (scheme://user:password@host)'].join('; ');
+  return [...SECRET_RULES.map((rule) => rule.shows), `any variable whose value holds ${SECRET_VALUES.map((rule) => rule.shows).join(', ')} (a best-effort filter, not a guarantee)`].join('; ');
 }
 
 /** A name --pass-env can take. */
