@@ -64,12 +64,15 @@ const looksRandom = (text: string) => /[0-9]/.test(text) && /[a-z]/.test(text) &
 /**
  * Values that are a secret whatever the variable is called. Each token shape
  * starts at a boundary (the value's start or a character that cannot be part
- * of the token), so a path or a word that merely contains the prefix passes.
+ * of the token), so a path or a word that merely contains the prefix passes;
+ * and every unbounded run begins after a literal or a boundary, so a search
+ * is linear in the value's length (a value can be 128 KiB: a scheme allowed
+ * to start anywhere made one of letters take 27 s).
  */
 const SECRET_VALUES: readonly SecretValueRule[] = [
-  { pattern: /[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/i, shows: 'a URL with a password (scheme://user:password@host)' },
+  { pattern: /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^/@\s:]*:[^/@\s]+@/i, shows: 'a URL with a password (scheme://user:password@host)' },
   { pattern: /(^|[;\s?&])(password|pwd|accountkey|sharedaccesskey)\s*=\s*[^;\s&]/i, shows: 'a connection string with Password=, Pwd=, AccountKey= or SharedAccessKey=' },
-  { pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/, shows: 'a PEM or PGP private key' },
+  { pattern: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----/, shows: 'a PEM or PGP private key' },
   { pattern: /(^|[^\w.-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/, shows: 'a JSON Web Token (eyJ….eyJ….…)' },
   { pattern: /(^|[^\w-])sk-[\w-]{32,}/, shows: 'an OpenAI or Anthropic key (sk-…)', accepts: looksRandom },
   { pattern: /(^|[^\w])(sk|rk)_(live|test)_[0-9a-z]{16,}|(^|[^\w])whsec_[0-9a-z]{24,}/i, shows: 'a Stripe secret, restricted or webhook key (sk_live_…, rk_live_…, whsec_…)' },

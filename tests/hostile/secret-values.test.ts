@@ -86,7 +86,7 @@ const ORDINARY: Record<string, string> = {
   CLI_FLAGS: '--pwd-file=/etc/app/pwd',
 };
 
-async function serverEnvironmentNames(directory: string, extraArgs: string[], env: Record<string, string>) {
+async function serverEnvironmentNames(directory: string, extraArgs: string[], env: Record<string, string>, limitMs = 45_000) {
   const planPath = join(directory, 'plan.json');
   writeFileSync(planPath, JSON.stringify({ faults: [] }));
   const transport = new StdioClientTransport({
@@ -99,7 +99,7 @@ async function serverEnvironmentNames(directory: string, extraArgs: string[], en
   let stderr = '';
   transport.stderr?.on('data', (chunk) => (stderr += String(chunk)));
   // The hard limit: closing the transport kills the proxy, and with it the server.
-  const killer = setTimeout(() => void transport.close(), 45_000);
+  const killer = setTimeout(() => void transport.close(), limitMs);
   const client = new Client({ name: 'hostile-secret-values', version: '1' });
   try {
     await client.connect(transport);
@@ -130,6 +130,14 @@ describe('hostile: secrets the name rules alone let through', () => {
     const { names } = await serverEnvironmentNames(directory, ['--pass-env', 'ORDERS_DB', '--pass-env', 'STRIPE_SK_LIVE'], env);
     assert.ok(names.includes('ORDERS_DB') && names.includes('STRIPE_SK_LIVE'), `passed by name: ${names.join(', ')}`);
     assert.deepEqual(Object.keys(SECRET_VALUES).filter((name) => name !== 'ORDERS_DB' && names.includes(name)), []);
+  });
+
+  it('long ordinary values are read in linear time: the proxy starts its server with three 120 KiB values', { timeout: 60_000 }, async () => {
+    // Each took the first value filter 10 to 27 s (a URL scheme could begin at any letter); all three now take milliseconds.
+    const directory = temporaryDirectory('ef-hostile-secret-values-');
+    const long = { LONG_LETTERS: 'a'.repeat(120 * 1024), LONG_BASE64: Buffer.alloc(90 * 1024, 7).toString('base64'), LONG_DASHES: 'sk-'.repeat(40 * 1024) };
+    const { names } = await serverEnvironmentNames(directory, [], { ...ORDINARY, ...long }, 20_000);
+    assert.deepEqual(Object.keys(long).filter((name) => !names.includes(name)), [], 'long ordinary values held back');
   });
 
   it('the filter says why: a name rule or the shape of the value, never the value', () => {
