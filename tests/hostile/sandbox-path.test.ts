@@ -174,7 +174,7 @@ describe('hostile: a record of escape attempts made under one TMPDIR replays und
     const second = join(temporaryDirectory('ef-sandbox-path-replay-'), 'some', 'deeper', 'place');
     mkdirSync(second, { recursive: true });
     const out = join(temporaryDirectory('ef-sp-out-'), 'online');
-    const environment = { ...process.env, TMPDIR: first };
+    const environment: NodeJS.ProcessEnv = { ...process.env, TMPDIR: first };
     delete environment.SOURCE_DATE_EPOCH;
     const child = spawn(process.execPath, [CLI, 'env', 'serve', 'filesystem-server-v1', '--port', '0', '--out', out, '--json'], { cwd: REPO_ROOT, env: environment });
     // A hard limit on the server whatever happens below.
@@ -201,8 +201,8 @@ describe('hostile: a record of escape attempts made under one TMPDIR replays und
         ['list_directory', { path: '../..' }],
         ['directory_tree', { path: `${S}/../../..` }],
         ['search_files', { path: `${S}/../..`, pattern: '**' }],
-        ['get_file_info', { path: '~/..' }],
-        ['read_multiple_files', { paths: [`${S}/../../x`, '../../../y'] }],
+        ['get_file_info', { path: `${S}/../` }],
+        ['read_multiple_files', { paths: [`${S}/../../x`, '../../../y', '~/..'] }],
         ['move_file', { source: `${S}/notes/todo.txt`, destination: `${S}/../../todo.txt` }],
       ];
       for (const [turn, [name, args]] of climbs.entries()) {
@@ -222,7 +222,7 @@ describe('hostile: a record of escape attempts made under one TMPDIR replays und
     const text = readFileSync(join(out, 'episodes.jsonl'), 'utf8');
     for (const form of machineForms(first)) assert.ok(!text.includes(form), `${form} in the record`);
     assert.match(text, /path outside allowed directories: \/ not in \/sandbox/);
-    const replayEnvironment = { ...process.env, TMPDIR: second };
+    const replayEnvironment: NodeJS.ProcessEnv = { ...process.env, TMPDIR: second };
     delete replayEnvironment.SOURCE_DATE_EPOCH;
     const replayed = await runWithin(120_000, process.execPath, [CLI, 'replay', out], { cwd: REPO_ROOT, env: replayEnvironment });
     assert.equal(replayed.timedOut, false);
