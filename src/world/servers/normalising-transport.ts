@@ -76,11 +76,15 @@ function within(path: string, directory: string): boolean {
 export function sandboxPath(realRoot: string, shown: string, base: string, options: SandboxPathOptions = {}): Normalisation {
   const bases = [...new Set([base, ...(options.aliases ?? [])])].filter((form) => form.startsWith('/') && form.length > 1);
   const roots = bases.map((form) => (realRoot.startsWith(`${base}/`) ? form + realRoot.slice(base.length) : realRoot));
-  const pattern = (forms: readonly string[], after: string) => new RegExp(`(?:${[...new Set(forms)].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})${after}`, 'g');
+  // Longest spelling first; no spelling (a base of `/` or ``) is no pattern, never one that matches everywhere.
+  const pattern = (forms: readonly string[], after: string) =>
+    forms.length === 0 ? undefined : new RegExp(`(?:${[...new Set(forms)].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})${after}`, 'g');
   // The real root wherever it is a whole path component; then `base/…` loses `base`, and `base` itself is `/`.
-  const rootPattern = pattern(roots, `(?=/|$|[^${COMPONENT}])`);
-  const underBasePattern = pattern(bases, '(?=/)');
-  const basePattern = pattern(bases, `(?=$|[^/${COMPONENT}])`);
+  const rules: Array<[RegExp | undefined, string]> = [
+    [pattern(roots.length > 0 ? roots : [realRoot], `(?=/|$|[^${COMPONENT}])`), shown],
+    [pattern(bases, '(?=/)'), ''],
+    [pattern(bases, `(?=$|[^/${COMPONENT}])`), '/'],
+  ];
   const pathArguments = new Set(options.pathArguments ?? []);
 
   /** The real path of a path the model means (absolute, resolved in its view). */
@@ -97,13 +101,13 @@ export function sandboxPath(realRoot: string, shown: string, base: string, optio
   };
 
   /**
-   * A path argument: `~` is the model's home (SHOWN_HOME, as the fresh
-   * child's HOME under `base` shows; a kept child's HOME is elsewhere, and
-   * the server would expand `~` to it), absolute
-   * paths are the model's, and a relative path is relative to the shown root
-   * (the server resolves it against its allowed directory). What the server
-   * would resolve to the same place as the model means goes down as before;
-   * anything else goes down as the real path of what the model means.
+   * A path argument, as the model means it: `~` is its home (SHOWN_HOME, as
+   * a fresh child's HOME under `base` shows; a kept child's HOME is elsewhere
+   * and the server would expand `~` to that), an absolute path is in its
+   * view, and a relative one is relative to the shown root (the server
+   * resolves it against its allowed directory). Where the server would
+   * resolve the argument as before to the same place, it goes down as
+   * before; anywhere else, as the real path of what the model means.
    */
   const downPath = (text: string): string => {
     // A Windows drive path the server refuses itself, echoing it as given.
@@ -118,7 +122,7 @@ export function sandboxPath(realRoot: string, shown: string, base: string, optio
     id: 'sandbox-path',
     describe: `the sandbox's absolute path shows as ${shown}, the private directory holding it as /`,
     up(text) {
-      return text.replace(rootPattern, shown).replace(underBasePattern, '').replace(basePattern, '/');
+      return rules.reduce((current, [found, shownAs]) => (found ? current.replace(found, shownAs) : current), text);
     },
     down(text, argument) {
       return argument !== undefined && pathArguments.has(argument) ? downPath(text) : rooted(text);

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Sandbox } from '../server-world.js';
 
+const HOME = 'home';
+
 /** `<tmp>/episode-factory-<world>-XXXXXX/{root,home}`, realpath'd: servers realpath their directories, so results would otherwise carry another prefix. */
 export async function createSandbox(world: string, rootName = 'sandbox'): Promise<Sandbox> {
   const base = await realpath(await mkdtemp(join(tmpdir(), `episode-factory-${world}-`)));
@@ -16,8 +18,6 @@ export async function createSandbox(world: string, rootName = 'sandbox'): Promis
   await mkdir(join(base, HOME));
   return { base, root };
 }
-
-const HOME = 'home';
 
 /** The child's HOME as the model sees it (`base` shows as `/`): where a path argument starting with `~` points. */
 export const SHOWN_HOME = `/${HOME}`;

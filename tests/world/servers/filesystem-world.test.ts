@@ -79,6 +79,8 @@ describe('normalisations', () => {
     assert.equal(rule.down('/sandbox/../..', 'content'), '/private/tmp/ef-abc/sandbox/../..');
     assert.equal(rule.down('../../x', 'content'), '../../x');
     assert.equal(rule.down('/sandbox/../..'), '/private/tmp/ef-abc/sandbox/../..');
+    // A holder of `/` has no spelling to rewrite: nothing else is touched.
+    assert.equal(sandboxPath('/sandbox', '/sandbox', '/').up('a /b c/ /sandbox/x'), 'a /b c/ /sandbox/x');
   });
 
   it('prints every Date#toString() as the pinned instant in UTC', () => {
