@@ -200,6 +200,9 @@ def prompt_rows(url: str, seeds: Iterable[int], tasks: Optional[Iterable[str]] =
     return rows
 
 
+# Refusals of a step that the completion itself caused: what it sent was malformed, or nested deeper than the server takes.
+_COMPLETION_REFUSALS = {"invalid_request", "body_too_deep"}
+
 _TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
 
@@ -218,9 +221,12 @@ def completion_turns(completion: Any) -> list:
             try:
                 parsed = json.loads(block)
                 name, arguments = parsed.get("name", ""), parsed.get("arguments", {})
-            except (ValueError, AttributeError):
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments)
+            except (ValueError, AttributeError, RecursionError):
+                # Not JSON, or nested past Python's own recursion limit: the block goes as it is, and the server judges it.
                 name, arguments = "", block
-            calls.append({"id": f"t{index}", "type": "function", "function": {"name": name or "unparsed_tool_call", "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+            calls.append({"id": f"t{index}", "type": "function", "function": {"name": name or "unparsed_tool_call", "arguments": arguments}})
         text = _TOOL_CALL_BLOCK.sub("", completion).strip()
         if not calls:
             return [{"role": "assistant", "content": text}]
@@ -253,8 +259,9 @@ def make_reward_function(
     task_completed is true (also a final answer and no unsupported claim). With keep_records, each episode is kept as a
     replay-verified record (in the server's --out): one record per (task, seed, agent), so give each checkpoint its
     own agent name (e.g. "grpo-step400") and later rollouts of a prompt by the same agent are not kept again. A step
-    the server refuses as malformed scores 0.0 and is printed; any other refusal (the server full, an episode that
-    failed, a task that cannot be set up on the row's seed) raises EnvError, since it says nothing about the completion.
+    the server refuses as malformed (or nested too deep) scores 0.0 and is printed; any other refusal (the server full,
+    an episode that failed, a task that cannot be set up on the row's seed) raises EnvError, since it says nothing about
+    the completion.
     """
 
     def score(index: int, completion: Any, kwargs: dict) -> float:
@@ -282,9 +289,10 @@ def make_reward_function(
                 return 0.0
             return 1.0 if (details["completed"] if reward_key == "completed" else details["reward"] == 1) else 0.0
         except EnvError as error:
-            # Only a step the server refused for its content (a malformed message) is the completion's doing; a server
-            # that is full, failing, or cannot set up the row's task says nothing about it, and must not train it.
-            if error.code != "invalid_request" or error.field in (task_key, seed_key, "task", "seed"):
+            # Only a step the server refused for its content (a malformed message, or one nested too deep) is the
+            # completion's doing; a server that is full, failing, or cannot set up the row's task says nothing about
+            # it, and must not train it.
+            if error.code not in _COMPLETION_REFUSALS or error.field in (task_key, seed_key, "task", "seed"):
                 raise
             print(f"episode_factory_env: completion {index}: {error}")
             return 0.0

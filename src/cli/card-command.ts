@@ -3,11 +3,10 @@
 // and refuse to write one that is not fit to publish unless asked for a draft.
 
 import type { Command } from 'commander';
-import { join } from 'node:path';
 import { writeDatasetCard } from '../dataset/dataset-card.js';
-import { formatProblem } from '../dataset/dataset-reader.js';
+import { beginDatasetUpdate, describedInputs } from '../dataset/dataset-inputs.js';
+import { CARD_FILE } from '../dataset/dataset-card.js';
 import { laneCardReader } from '../factory/lane-cards.js';
-import { refreshDataset } from './refresh-dataset.js';
 import { type Streams, writeJson } from './output.js';
 
 interface CardFlags {
@@ -32,8 +31,11 @@ export function registerCard(program: Command, streams: Streams): void {
         '(lanes are found by name, as replay finds them) or from --license. Everything comes from the data, so the same ' +
         'dataset gives the same bytes: regenerate it after changing the data rather than editing it. A card that is not ' +
         'fit to publish (no license, lanes that disagree on it, an export that no longer matches the records) is not ' +
-        'written: exit 1 with the fix, unless --draft. Prints the path. Corrupt lines are listed on stderr and left out. ' +
-        'Exit 0; 1 not fit to publish; 2 when <dir> is not a dataset or split.json is unusable.',
+        'written: exit 1 with the fix, unless --draft. Prints the path. The card vouches for the data, so every file it ' +
+        'reads (records, split.json, rejected.jsonl, exports) must match manifest.json first, and every line must be a ' +
+        'record: a dataset edited after its run wrote it, with no manifest, with unreadable lines or with a record_id ' +
+        'holding two contents is refused, even with --draft. ' +
+        'Exit 0; 1 not fit to publish or the files differ from the manifest; 2 when <dir> is not a dataset, has unreadable lines or split.json is unusable.',
     )
     .argument('<dir>', 'a dataset directory written by generate (holds episodes.jsonl)')
     .option('--license <id>', "the license id for the front matter (mit, apache-2.0, cc-by-4.0, ...), instead of the lanes' dataset_card.license")
@@ -46,15 +48,15 @@ export function registerCard(program: Command, streams: Streams): void {
         'Examples:\n  episode-factory card datasets/tool-world-v1\n  episode-factory card datasets/tool-world-faults-v1 --license cc-by-4.0\n  episode-factory card /tmp/mine --draft',
     )
     .action(async (dir: string, flags: CardFlags) => {
+      const update = await beginDatasetUpdate(dir, 'card', { inputs: describedInputs(dir), outputs: [CARD_FILE] });
       const result = await writeDatasetCard(dir, {
         ...(flags.license === undefined ? {} : { license: flags.license }),
         ...(flags.draft ? { draft: true } : {}),
         laneCards: laneCardReader(flags.lane === undefined ? {} : { lane: flags.lane }),
       });
-      await refreshDataset(dir, 'card');
-      for (const problem of result.problems) streams.stderr.write(`${formatProblem({ ...problem, file: join(dir, problem.file) })}\n`);
+      await update.commit();
       for (const reason of result.draft) streams.stderr.write(`card ${dir}: draft, not fit to publish: ${reason.reason} — fix: ${reason.fix}\n`);
-      if (flags.json) return writeJson(streams, { path: result.path, draft: result.draft.length > 0, not_publishable: result.draft, problems: result.problems });
+      if (flags.json) return writeJson(streams, { path: result.path, draft: result.draft.length > 0, not_publishable: result.draft });
       streams.stdout.write(`${result.path}\n`);
     });
 }

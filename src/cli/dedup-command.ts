@@ -12,7 +12,9 @@ import { readApiKey, resolveBaseUrl } from '../core/openai-endpoint.js';
 import { OpenAIEmbedder } from '../dataset/openai-embedder.js';
 import { parseSeconds } from './model-timeout.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
-import { refreshDataset } from './refresh-dataset.js';
+import { checkInputs } from '../dataset/dataset-inputs.js';
+import { EPISODES_FILE } from '../dataset/dataset-reader.js';
+import { writeDerivedManifest } from './derived-manifest.js';
 
 interface DedupFlags {
   out: string;
@@ -90,13 +92,16 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
     .description(
       'Reads <dir>/episodes.jsonl in file order and keeps the first record of every duplicate group. A record is dropped as ' +
         '"exact" when its normalised trajectory (tools called, canonical arguments, results, texts; ids and provenance ignored) ' +
-        'hashes like a kept one, e.g. two seeds that reproduced the same episode; as "near" when the Jaccard similarity of its ' +
+        'hashes like an earlier one (kept or dropped), e.g. two seeds that reproduced the same episode or a line copied twice; as "near" when the Jaccard similarity of its ' +
         'word 3-grams (roles, texts, calls with canonical arguments, tool outcomes; not tool result contents) with a kept record ' +
         'reaches --near (MinHash, 128 permutations, LSH bands, each candidate confirmed exactly); and, with --embed, as "semantic" ' +
         'when the cosine of its embedding with a kept record reaches --cosine. Writes <out>/episodes.jsonl (kept records, with ' +
         'lineage operation "dedup" and source_record_id), <out>/dropped.jsonl ({record_id, reason, duplicate_of, similarity, record}) ' +
-        'and <out>/dedup.json (settings, counts, file hashes). Same input, same bytes. Refuses a dataset with corrupt or torn ' +
-        'lines, --out equal to <dir>, and a non-empty --out that an earlier dedup did not write. Exit 0, or 2 for a usage problem.',
+        'and <out>/dedup.json (settings, counts, file hashes), and <out>/manifest.json naming <dir> and the sha256 of its ' +
+        'manifest. Same input, same bytes. <dir>/episodes.jsonl must match its manifest.json first (a source with no manifest is ' +
+        'read with a warning, and the output names no source manifest). Refuses a dataset edited after its run wrote it and ' +
+        'a record_id that holds two contents (exit 1); corrupt, torn or ' +
+        'non-UTF-8 lines, --out equal to <dir>, and a non-empty --out that an earlier dedup did not write (exit 2).',
     )
     .argument('<dir>', 'a dataset directory with episodes.jsonl, e.g. datasets/tool-world-v1')
     .requiredOption('--out <dir>', 'where to write the deduplicated dataset (new, empty, or an earlier dedup output)')
@@ -138,6 +143,9 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
               ...(flags.modelDigest !== undefined ? { modelDigest: flags.modelDigest } : {}),
               ...(timeoutMs !== undefined ? { timeoutMs } : {}),
             });
+      // The source must match its manifest; one with none is read with a warning, and the output's manifest then names no source manifest.
+      const checked = await checkInputs(dir, 'dedup', [EPISODES_FILE]);
+      if (checked.warning) streams.stderr.write(`dedup: warning: ${checked.warning}\n`);
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
       const summary = await dedupDataset({
         dir,
@@ -148,8 +156,8 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
         onProgress: (message) => progress.update(`dedup ${dir}: ${message}`),
       });
       progress.clear();
-      // The output is a dataset like any other: columnar copies and a manifest naming where it came from.
-      await refreshDataset(summary.out_dir, 'dedup', { columnar: true, source: dir, counts: { dropped: summary.dropped } });
+      // The output is a dataset like any other: columnar copies and a manifest naming where it came from, down to its manifest's bytes.
+      await writeDerivedManifest(summary.out_dir, 'dedup', { dir, ...(checked.manifest ? { manifest: checked.manifest } : {}) }, { dropped: summary.dropped });
       if (flags.json) writeJson(streams, summary);
       else streams.stdout.write(formatDedupSummary(summary) + '\n');
       setExit(0);

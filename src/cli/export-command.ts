@@ -12,8 +12,9 @@ import { exportDpo } from '../dataset/export-dpo.js';
 import { exportSft, type TranscriptRenderer } from '../dataset/export-sft.js';
 import { CODEC_NAMES, codecByName } from '../policy/codecs/codec-registry.js';
 import { renderTranscript } from '../policy/codecs/model-codec.js';
+import { beginDatasetUpdate, checkInputs, recordInputs } from '../dataset/dataset-inputs.js';
+import { EPISODES_FILE } from '../dataset/dataset-reader.js';
 import { type Streams, writeJson } from './output.js';
-import { refreshDataset } from './refresh-dataset.js';
 
 interface ExportFlags {
   out?: string;
@@ -66,13 +67,21 @@ function sameMovesNote(count: number): string {
   return count === 0 ? '' : `, ${count} left out (the agent's moves were the same until the user simulator spoke)`;
 }
 
+/** With --out, the records are read from episodes.jsonl, which must match the manifest (a directory with none gets a warning). */
+async function checkedSource(dir: string, streams: Streams): Promise<void> {
+  const { warning } = await checkInputs(dir, 'export', [EPISODES_FILE]);
+  if (warning) streams.stderr.write(`export: warning: ${warning}\n`);
+}
+
 export function registerExport(program: Command, streams: Streams): void {
   const command = program
     .command('export')
     .summary('SFT rows or DPO pairs for training')
     .description(
       'Writes training files from a dataset: `export sft` and `export dpo`, into the dataset directory as the configs ' +
-        '"sft" and "dpo" (or into one file with --out). Both read the records and refuse a dataset with unreadable lines.',
+        '"sft" and "dpo" (or into one file with --out). Both check the record files against manifest.json first and refuse ' +
+        'a dataset edited after its run wrote it (exit 1, each difference named; into the directory, one with no manifest ' +
+        'too), a record_id that holds two contents (exit 1) and unreadable or non-UTF-8 lines (exit 2).',
     );
 
   command
@@ -92,8 +101,9 @@ export function registerExport(program: Command, streams: Streams): void {
       const renderer = rendererFor(flags.render);
       const options = { arguments: flags.arguments, ...(renderer ? { renderer } : {}) };
       if (flags.out === undefined) {
+        const update = await beginDatasetUpdate(dir, 'export sft', { inputs: recordInputs(dir), outputs: ['sft/'] });
         const summary = await exportConfig(dir, 'sft', options);
-        await refreshDataset(dir, 'export sft');
+        await update.commit();
         if (flags.json) return writeJson(streams, summary);
         const total = (key: 'exported' | 'records' | 'not_completed' | 'arguments_kept_as_text') => summary.splits.reduce((sum, split) => sum + split[key], 0);
         const rendered = renderer ? `, rendered with ${renderer.name}` : '';
@@ -102,6 +112,7 @@ export function registerExport(program: Command, streams: Streams): void {
         );
         return;
       }
+      await checkedSource(dir, streams);
       const summary = await exportSft(dir, flags.out, options);
       if (flags.json) return writeJson(streams, summary);
       const rendered = summary.rendered_with ? `, rendered with ${summary.rendered_with}` : '';
@@ -127,8 +138,9 @@ export function registerExport(program: Command, streams: Streams): void {
     .action(async (dir: string, flags: ExportFlags) => {
       let pairs: number;
       if (flags.out === undefined) {
+        const update = await beginDatasetUpdate(dir, 'export dpo', { inputs: recordInputs(dir), outputs: ['dpo/'] });
         const summary = await exportConfig(dir, 'dpo', { arguments: flags.arguments });
-        await refreshDataset(dir, 'export dpo');
+        await update.commit();
         if (flags.json) return writeJson(streams, summary);
         const total = (key: 'pairs' | 'groups' | 'unpaired' | 'same_agent_moves' | 'arguments_kept_as_text') => summary.splits.reduce((sum, split) => sum + split[key], 0);
         const byVariant: Record<string, number> = {};
@@ -138,6 +150,7 @@ export function registerExport(program: Command, streams: Streams): void {
           `export dpo ${dir}: ${pairs} pairs from ${total('groups')} task/seed groups, ${total('unpaired')} records unpaired${rejectedNote(byVariant)}${sameMovesNote(total('same_agent_moves'))}${argumentsNote(flags.arguments, total('arguments_kept_as_text'))} -> ${files(dir, summary.splits, (split) => split.pairs)}\n`,
         );
       } else {
+        await checkedSource(dir, streams);
         const summary = await exportDpo(dir, flags.out, { arguments: flags.arguments });
         if (flags.json) return writeJson(streams, summary);
         pairs = summary.pairs;

@@ -3,9 +3,11 @@
 
 import type { Command } from 'commander';
 import { childEnvironment, describeSecretRules, isVariableName } from '../core/child-environment.js';
+import { MAX_JSON_DEPTH } from '../core/bounded-json.js';
 import { FactoryError } from '../core/errors.js';
 import { loadFaultPlan } from '../lanes/fault-plan-loader.js';
 import { JsonlAppender } from '../records/jsonl.js';
+import { MAX_STDIO_MESSAGE_BYTES } from '../world/bounded-stdio-transport.js';
 import { ProxyStartError, runProxy } from '../world/faults/stdio-proxy.js';
 import type { Streams } from './output.js';
 
@@ -26,7 +28,11 @@ export function registerProxy(program: Command, streams: Streams, setExit: (stat
         'results that break their output schema, truncated results, renamed tools, disconnects, stale reads). Which ' +
         'faults fire is drawn from --seed, so the same client run sees the same faults. Every fired fault is summarised ' +
         'on stderr, and appended to --log FILE as JSONL when it is given (nothing is written otherwise); stdout carries ' +
-        'protocol messages only.\n\nThe server inherits this environment minus every variable that looks like a secret ' +
+        'protocol messages only.\n\nWhat the client sends is read behind limits before it reaches the server: one ' +
+        `message (one line) at most ${MAX_STDIO_MESSAGE_BYTES / (1024 * 1024)} MiB, nested at most ${MAX_JSON_DEPTH} levels. A message past a limit, ` +
+        'or one that is not JSON (-32700) or not JSON-RPC (-32600), is answered by the proxy with a JSON-RPC error naming ' +
+        'what is wrong, with its id where it can be read, and noted on stderr; the session goes on until the client closes ' +
+        'stdin.\n\nThe server inherits this environment minus every variable that looks like a secret ' +
         '(names matched case-insensitively): ' +
         describeSecretRules() +
         '. The names held back are listed on stderr; let one through with --pass-env NAME (repeatable).',

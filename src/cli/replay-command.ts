@@ -21,8 +21,10 @@ export function registerReplay(program: Command, streams: Streams, setExit: (sta
         'carries, rebuild the world from the seed, re-issue the recorded calls through a real MCP server, and require every ' +
         'tool result, the final snapshot hash, every hidden predicate verdict and the recovery accounting to equal the ' +
         'record. Records made by a scripted policy are rebuilt by that policy, so edited text or arguments are caught too, ' +
-        'and every line must be exactly the bytes its replay writes. Exit 0 when all verify, 1 naming each record that does ' +
-        'not (or each corrupt line, or a repeated record id, or when there is nothing to verify), 2 for a usage problem.',
+        'and every line must be exactly the bytes its replay writes. The whole file must also match manifest.json (a deleted ' +
+        'line leaves every other record verifiable); a directory with no manifest gets a warning. Exit 0 when all verify, ' +
+        '1 naming each record that does not (or each corrupt line, a repeated record id, a file that differs from the ' +
+        'manifest, or when there is nothing to verify), 2 for a usage problem.',
     )
     .argument('<dir>', 'a dataset directory written by generate')
     .option('--record <id...>', 'only these record ids')
@@ -43,12 +45,15 @@ export function registerReplay(program: Command, streams: Streams, setExit: (sta
         for (const failure of summary.failures) {
           for (const problem of failure.problems) streams.stdout.write(`FAIL ${failure.where}: ${problem}\n`);
         }
+        for (const problem of summary.manifest_problems) streams.stdout.write(`FAIL manifest: ${problem}\n`);
+        if (summary.no_manifest) streams.stderr.write(`replay: warning: ${dir} has no manifest.json: a line removed from episodes.jsonl cannot be seen\n`);
         const corrupt = summary.corrupt_lines > 0 ? `, ${summary.corrupt_lines} corrupt line${summary.corrupt_lines === 1 ? '' : 's'}` : '';
+        const manifest = summary.manifest_problems.length > 0 ? ', episodes.jsonl differs from the manifest' : '';
         streams.stdout.write(
-          `replay ${dir}: ${summary.records} records, ${summary.verified} verified, ${summary.failed} failed${corrupt} (wall ${summary.wall_seconds.toFixed(2)}s)\n`,
+          `replay ${dir}: ${summary.records} records, ${summary.verified} verified, ${summary.failed} failed${corrupt}${manifest} (wall ${summary.wall_seconds.toFixed(2)}s)\n`,
         );
         if (summary.records === 0) streams.stderr.write(`replay: ${dir} has no records to verify\n`);
       }
-      setExit(summary.failed > 0 || summary.corrupt_lines > 0 || summary.records === 0 ? 1 : 0);
+      setExit(summary.failed > 0 || summary.corrupt_lines > 0 || summary.manifest_problems.length > 0 || summary.records === 0 ? 1 : 0);
     });
 }

@@ -3,6 +3,8 @@
 // the path (or a JSON summary) when it is written.
 
 import { type Command, InvalidArgumentError } from 'commander';
+import { join } from 'node:path';
+import { formatProblem } from '../dataset/dataset-reader.js';
 import { REPORT_FILE, writeReport } from '../dataset/dataset-report.js';
 import { DEFAULT_MAX_EPISODES } from '../dataset/report-data.js';
 import { grouped } from '../dataset/report-page.js';
@@ -23,7 +25,7 @@ function episodeBudget(value: string): number {
   return parsed;
 }
 
-export function registerReport(program: Command, streams: Streams): void {
+export function registerReport(program: Command, streams: Streams, setExit: (status: number) => void): void {
   program
     .command('report')
     .summary('one self-contained HTML file: overview, plots and an episode viewer')
@@ -38,7 +40,11 @@ export function registerReport(program: Command, streams: Streams): void {
         'replay it. The plots count every record; the viewer embeds at most --max-episodes of them (a sample in which worlds, ' +
         'tasks, policies, outcomes and fault kinds take turns, and the report says so), parsed only when opened. Reads episodes.jsonl ' +
         'twice, streaming, so memory stays flat. Same dataset, same bytes. Written atomically; inside <dir> it is added to ' +
-        'manifest.json. Unreadable lines are counted and listed in the report, not fatal. Exit 0; 2 when <dir> is not a dataset.',
+        'manifest.json. The files it reads (records, rejected.jsonl, exports) must match manifest.json first, or nothing is ' +
+        'written (exit 1, each difference named); a directory with no manifest is reported with a warning on stderr. ' +
+        'Unreadable lines and record_ids that hold two contents are counted and listed in the report, which is still ' +
+        'written, and the exit status is 1. Exit 0; 1 the files differ from the manifest or some lines are not records; ' +
+        '2 when <dir> is not a dataset.',
     )
     .argument('<dir>', 'a dataset directory written by generate (holds episodes.jsonl)')
     .option('--out <file>', `where to write the report (default: <dir>/${REPORT_FILE})`)
@@ -61,6 +67,10 @@ export function registerReport(program: Command, streams: Streams): void {
         },
       });
       progress.clear();
+      if (summary.warning) streams.stderr.write(`report: warning: ${summary.warning}\n`);
+      for (const problem of summary.problem_examples) streams.stderr.write(`${formatProblem({ ...problem, file: join(dir, problem.file) })}\n`);
+      if (summary.problems > summary.problem_examples.length) streams.stderr.write(`report: ${summary.problems - summary.problem_examples.length} more unreadable lines, counted in the report\n`);
+      setExit(summary.problems > 0 ? 1 : 0);
       if (flags.json) {
         writeJson(streams, summary);
         return;

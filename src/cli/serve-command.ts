@@ -10,7 +10,9 @@ import { FactoryError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json-value.js';
 import { substream } from '../core/random.js';
 import { compileValidator, formatFieldErrors } from '../core/schema-validator.js';
-import { hostWorldOverHttp } from '../world/http-world-host.js';
+import { MAX_JSON_DEPTH } from '../core/bounded-json.js';
+import { MAX_STDIO_MESSAGE_BYTES } from '../world/bounded-stdio-transport.js';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, hostWorldOverHttp, MAX_HTTP_BODY_BYTES } from '../world/http-world-host.js';
 import { hostWorldOverStdio } from '../world/stdio-world-host.js';
 import type { ServerSource } from '../world/mcp-server-binding.js';
 import { isServerWorld } from '../world/server-world.js';
@@ -29,6 +31,7 @@ interface ServeFlags {
   http?: string;
   dumpState?: string | boolean;
   allowOrigin?: string[];
+  maxSessions?: string;
 }
 
 export function registerServe(program: Command, streams: Streams, setExit: (status: number) => void): void {
@@ -42,8 +45,14 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
         'http://127.0.0.1:PORT/mcp on loopback only (0 picks a free port; the URL is printed on stderr), with ' +
         'DNS-rebinding protection (the Host header must be 127.0.0.1:PORT or localhost:PORT). Over HTTP a request ' +
         'that carries an Origin header (a web page in a browser) is refused with 403 unless --allow-origin names that ' +
-        'origin; clients that send no Origin (the MCP SDK\'s clients, curl) are served. Runs until the ' +
-        'client closes stdin (stdio) or Ctrl-C / SIGTERM.',
+        'origin; clients that send no Origin (the MCP SDK\'s clients, curl) are served. At most --max-sessions HTTP ' +
+        `sessions are open at once (default ${DEFAULT_MAX_SESSIONS}); one more initialize is answered 503 until a ` +
+        `client ends its session (DELETE) or one goes ${DEFAULT_SESSION_IDLE_MS / 60_000} minutes without a request. ` +
+        `Every message is read behind limits: at most ${mebibytes(MAX_STDIO_MESSAGE_BYTES)} on one stdio line, ` +
+        `${mebibytes(MAX_HTTP_BODY_BYTES)} in one HTTP body, nested at most ${MAX_JSON_DEPTH} levels; a message past ` +
+        'a limit, or one that is not JSON (-32700) or not JSON-RPC (-32600), is answered with a JSON-RPC error that ' +
+        'names what is wrong and carries its id where it can be read (over HTTP with 413 or 400), and the session ' +
+        'goes on. Runs until the client closes stdin (stdio) or Ctrl-C / SIGTERM.',
     )
     .argument('<world>', `a world name: ${worldNames().join(', ')} (a server world runs its real package on a fresh sandbox drawn from --seed)`)
     .option('--seed <n>', 'the seed the world is built from', '0')
@@ -51,6 +60,7 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
     .option('--stdio', 'serve on stdin/stdout (the default)')
     .option('--http <port>', 'serve Streamable HTTP on 127.0.0.1:PORT')
     .option('--allow-origin <origin>', 'with --http: let web pages from ORIGIN (scheme://host[:port]) call the server, with CORS headers (repeatable)', collect)
+    .option('--max-sessions <n>', `with --http: sessions open at once; one more initialize gets 503 (default: ${DEFAULT_MAX_SESSIONS})`)
     .option('--dump-state [file]', 'on exit, write the world\'s final snapshot as JSON to FILE (default: stderr for stdio, stdout for HTTP)')
     .addHelpText(
       'after',
@@ -66,6 +76,10 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
         throw new FactoryError('usage', '--allow-origin applies to --http only (stdio has no origins)', { fix: 'add --http PORT, or drop --allow-origin' });
       }
       const allowedOrigins = (flags.allowOrigin ?? []).map(parseOrigin);
+      if (flags.maxSessions !== undefined && port === undefined) {
+        throw new FactoryError('usage', '--max-sessions applies to --http only (stdio serves one client)', { fix: 'add --http PORT, or drop --max-sessions' });
+      }
+      const maxSessions = flags.maxSessions === undefined ? DEFAULT_MAX_SESSIONS : parseSessionCount(flags.maxSessions);
       const world = getWorld(name);
       const config = parseConfig(flags.config, world.configSchema, name);
       const seed = Number(flags.seed);
@@ -95,7 +109,9 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
       process.once('SIGTERM', stop);
       try {
         if (port === undefined) {
-          const host = await hostWorldOverStdio(source, process.stdin, process.stdout);
+          const host = await hostWorldOverStdio(source, process.stdin, process.stdout, {
+            onProblem: (message) => streams.stderr.write(`episode-factory serve: ${message}\n`),
+          });
           streams.stderr.write(`episode-factory serve: ${about}, on stdio\n`);
           await Promise.race([host.closed, stopped]);
           await host.close();
@@ -103,6 +119,7 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
           const host = await hostWorldOverHttp(source, {
             port,
             allowedOrigins,
+            maxSessions,
             onProblem: (message) => streams.stderr.write(`episode-factory serve: ${message}\n`),
           }).catch((error: NodeJS.ErrnoException) => {
             throw new FactoryError('usage', `cannot listen on 127.0.0.1:${port}: ${error.code ?? error.message}`, {
@@ -127,6 +144,17 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
       streams.stderr.write(`episode-factory serve: stopped\n`);
       setExit(0);
     });
+}
+
+function parseSessionCount(text: string): number {
+  if (!/^[0-9]{1,6}$/.test(text) || Number(text) < 1) {
+    throw new FactoryError('usage', `--max-sessions "${text}" is not a whole number of sessions`, { fix: `pass 1 or more, e.g. --max-sessions ${DEFAULT_MAX_SESSIONS}` });
+  }
+  return Number(text);
+}
+
+function mebibytes(bytes: number): string {
+  return `${bytes / (1024 * 1024)} MiB`;
 }
 
 function parsePort(text: string): number {

@@ -1,8 +1,9 @@
 // Owns the `split` command: train/test by task, written beside the records.
 
 import type { Command } from 'commander';
-import { splitDataset } from '../dataset/dataset-split.js';
-import { refreshDataset } from './refresh-dataset.js';
+import { beginDatasetUpdate } from '../dataset/dataset-inputs.js';
+import { EPISODES_FILE } from '../dataset/dataset-reader.js';
+import { SPLIT_FILE, splitDataset, TEST_FILE, TRAIN_FILE } from '../dataset/dataset-split.js';
 import { type Streams, writeJson } from './output.js';
 
 const tasks = (count: number) => `${count} task${count === 1 ? '' : 's'}`;
@@ -15,14 +16,17 @@ export function registerSplit(program: Command, streams: Streams): void {
       'Splits the records of <dir>/episodes.jsonl into train.jsonl and test.jsonl by task, never by episode, so no task ' +
         'is in both. Which tasks go to test depends only on the lane and task names, so adding seeds never moves a task. ' +
         'Lines are copied byte for byte. Writes split.json (which file holds which split and its tasks), which `card` reads, ' +
-        'and refreshes manifest.json.',
+        'and lists the three files in manifest.json. episodes.jsonl must match the manifest first: a dataset edited after ' +
+        'its run wrote it, or one with no manifest, is refused (exit 1) with each difference named. Exit 0; 1 the files differ ' +
+        'from the manifest or a record_id holds two contents; 2 not a dataset or unreadable lines.',
     )
     .argument('<dir>', 'a dataset directory')
     .option('--test <fraction>', 'share of tasks held out for test (at least one task when above 0)', '0.1')
     .option('--json', 'print the split layout as JSON')
     .action(async (dir: string, flags: { test: string; json?: boolean }) => {
+      const update = await beginDatasetUpdate(dir, 'split', { inputs: [EPISODES_FILE], outputs: [TRAIN_FILE, TEST_FILE, SPLIT_FILE] });
       const summary = await splitDataset(dir, Number(flags.test));
-      await refreshDataset(dir, 'split');
+      await update.commit();
       if (flags.json) return writeJson(streams, summary);
       const { train, test } = summary.splits;
       streams.stdout.write(

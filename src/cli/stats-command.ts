@@ -1,10 +1,12 @@
 // Owns the `stats` command: a dataset's statistics as text tables or as one
-// JSON object. Unreadable lines do not stop it: the statistics cover the
-// records that could be read and each problem is named on stderr.
+// JSON object. The records file must match the manifest first. Unreadable
+// lines do not stop it: the statistics cover the records that could be read,
+// each problem is named on stderr, and the exit status says there were some.
 
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { formatProblem, readDataset } from '../dataset/dataset-reader.js';
+import { checkInputs } from '../dataset/dataset-inputs.js';
+import { EPISODES_FILE, formatProblem, readDataset } from '../dataset/dataset-reader.js';
 import { computeStats, formatStats } from '../dataset/dataset-stats.js';
 import { type Streams, writeJson } from './output.js';
 
@@ -12,7 +14,7 @@ interface StatsFlags {
   json?: boolean;
 }
 
-export function registerStats(program: Command, streams: Streams): void {
+export function registerStats(program: Command, streams: Streams, setExit: (status: number) => void): void {
   program
     .command('stats')
     .summary("a dataset's counts, completion and recovery rates, lengths and duplicates")
@@ -23,15 +25,20 @@ export function registerStats(program: Command, streams: Streams): void {
         'messages and tool calls per episode (min, p50, p90, max, mean, histogram); calls per assistant turn (how many turns ' +
         'made several calls) and the user simulator\'s replies (user messages after the first); and duplicate trajectories. ' +
         'Recovery is the share of episodes with an error turn or a fired fault whose task was still completed. ' +
-        'Corrupt, torn or invalid lines are listed on stderr (file:line: reason) and left out of the counts. Exit 0; ' +
-        '2 when <dir> is not a dataset.',
+        'episodes.jsonl must match manifest.json first (a directory with no manifest is read with a warning). Corrupt, ' +
+        'torn, invalid or non-UTF-8 lines, and a record_id that holds two contents, are listed on stderr (file:line: reason) ' +
+        'and left out of the counts, and the exit status is 1. Exit 0; 1 the file differs from the manifest or some lines ' +
+        'are not records; 2 when <dir> is not a dataset.',
     )
     .argument('<dir>', 'a dataset directory written by generate (holds episodes.jsonl)')
     .option('--json', 'print the statistics as one JSON object (format episode-factory.stats.v1) on stdout')
     .addHelpText('after', '\nExamples:\n  episode-factory stats datasets/tool-world-faults-v1\n  episode-factory stats datasets/tool-world-v1 --json')
     .action(async (dir: string, flags: StatsFlags) => {
+      const { warning } = await checkInputs(dir, 'stats', [EPISODES_FILE]);
+      if (warning) streams.stderr.write(`stats: warning: ${warning}\n`);
       const dataset = await readDataset(dir);
       for (const problem of dataset.problems) streams.stderr.write(`${formatProblem({ ...problem, file: join(dir, problem.file) })}\n`);
+      setExit(dataset.problems.length > 0 ? 1 : 0);
       const stats = computeStats(dataset);
       if (flags.json) {
         writeJson(streams, stats);

@@ -13,10 +13,11 @@ export type ErrorCode =
   | 'server_failed'
   | 'dataset_not_found'
   | 'dataset_corrupt'
+  | 'dataset_tampered'
   | 'model_unavailable'
   | 'card_not_publishable';
 
-/** A check that stops a command (a card not fit to publish) is 1; every other code is a usage or precondition problem. */
+/** A check that stops a command (a card not fit to publish, files that differ from their manifest) is 1; every other code is a usage or precondition problem. */
 const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   usage: 2,
   lane_not_found: 2,
@@ -27,6 +28,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   server_failed: 2,
   dataset_not_found: 2,
   dataset_corrupt: 2,
+  dataset_tampered: 1,
   model_unavailable: 2,
   card_not_publishable: 1,
 };

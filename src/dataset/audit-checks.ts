@@ -1,22 +1,26 @@
 // Owns the checks an audit makes from the files and records alone: the
 // manifest against the directory (every file's sha256, size and rows, nothing
 // missing, nothing extra), every JSONL line readable (reported by file and line,
-// never skipped), record ids unique and every source_record_id resolvable, the
+// never skipped), record ids unique and every source_record_id resolvable, a
+// derived record byte for byte its source's with the derived lineage (and the
+// source the very one its manifest names), the
 // provenance gate (actors, model digests, a user simulator for simulated user
 // turns, seed, lane and its hash, the commands to regenerate and replay), and
 // the shape of each conversation's turns (every tool message answers a call of
 // the assistant turn before it, in order, and every call is answered).
 
+import { errorMessage, FactoryError } from '../core/errors.js';
 import { actorPin } from '../core/model-pin.js';
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { EpisodeRecord, RecordToolCall } from '../records/episode-record.js';
+import { deriveRecord } from '../records/lineage.js';
 import { readJsonl } from '../records/jsonl.js';
-import { countRows, datasetFiles, hashFile, MANIFEST_FILE, readManifest, type Manifest } from '../records/manifest.js';
-import { validateAgainst } from '../records/schema-registry.js';
+import { countRows, datasetFiles, MANIFEST_FILE, type Manifest } from '../records/manifest.js';
+import { compareWithManifest, readVerifiableManifest, type ReadManifest } from '../records/manifest-verification.js';
 import type { Dataset } from './dataset-reader.js';
 
-export type AuditCheck = 'manifest' | 'lines' | 'ids' | 'provenance' | 'turns' | 'columnar' | 'reproduction';
+export type AuditCheck = 'manifest' | 'lines' | 'ids' | 'lineage' | 'provenance' | 'turns' | 'columnar' | 'reproduction';
 
 export interface Finding {
   check: AuditCheck;
@@ -24,36 +28,33 @@ export interface Finding {
   reason: string;
 }
 
-export async function checkManifest(dir: string): Promise<{ manifest?: Manifest; findings: Finding[] }> {
+export async function checkManifest(dir: string): Promise<{ manifest?: Manifest; sha256?: string; findings: Finding[] }> {
   const findings: Finding[] = [];
   const found = (where: string, reason: string) => findings.push({ check: 'manifest', where, reason });
-  let manifest: Manifest | undefined;
+  let read: ReadManifest | undefined;
   try {
-    manifest = readManifest(dir);
+    read = readVerifiableManifest(dir);
   } catch (error) {
-    found(MANIFEST_FILE, `not valid JSON: ${(error as Error).message}`);
+    // Not JSON, against its schema, or naming a path outside the directory: every problem is a finding.
+    const problems = error instanceof FactoryError && error.problems.length > 0 ? error.problems : [{ where: MANIFEST_FILE, reason: errorMessage(error) }];
+    for (const problem of problems) found(relative(dir, problem.where) || MANIFEST_FILE, problem.reason);
     return { findings };
   }
-  if (!manifest) {
+  if (!read) {
     found(MANIFEST_FILE, 'missing: the run that wrote this directory did not finish, or the file was removed');
     return { findings };
   }
-  for (const error of validateAgainst('manifest.v1', manifest)) found(MANIFEST_FILE, `${error.path || '/'}: ${error.reason}`);
-  if (findings.length > 0) return { findings };
+  const { manifest } = read;
+  const differences = await compareWithManifest(dir, manifest);
+  for (const difference of differences) found(difference.path, difference.reason);
+  const absent = new Set(differences.filter((difference) => difference.absent).map((difference) => difference.path));
   const present = new Set(datasetFiles(dir).map((path) => relative(dir, path).split(sep).join('/')));
   for (const listed of manifest.files) {
-    if (!present.has(listed.path)) {
-      found(listed.path, 'listed in the manifest but missing');
-      continue;
-    }
     present.delete(listed.path);
-    const path = join(dir, listed.path);
-    const actual = await hashFile(path);
-    if (actual.sha256 !== listed.sha256) found(listed.path, `sha256 is ${actual.sha256.slice(0, 12)}…, the manifest says ${listed.sha256.slice(0, 12)}… (edited after it was written)`);
-    if (actual.bytes !== listed.bytes) found(listed.path, `${actual.bytes} bytes, the manifest says ${listed.bytes}`);
+    if (absent.has(listed.path)) continue;
     let rows: number;
     try {
-      rows = await countRows(path);
+      rows = await countRows(join(dir, listed.path));
     } catch (error) {
       // A columnar copy that does not decode has no row count: the columnar check says where it stops.
       found(listed.path, `its rows cannot be counted: ${(error as Error).message}`);
@@ -62,7 +63,7 @@ export async function checkManifest(dir: string): Promise<{ manifest?: Manifest;
     if (rows !== listed.rows) found(listed.path, `${rows} rows, the manifest says ${listed.rows}`);
   }
   for (const extra of [...present].sort()) found(extra, 'not in the manifest (added after it was written)');
-  return { manifest, findings };
+  return { manifest, sha256: read.sha256, findings };
 }
 
 /**
@@ -75,7 +76,8 @@ export async function checkLines(dir: string, dataset?: Dataset): Promise<Findin
   for (const path of datasetFiles(dir).filter((file) => file.endsWith('.jsonl'))) {
     const file = relative(dir, path).split(sep).join('/');
     const problems = dataset && file === dataset.file ? dataset.problems : (await readJsonl(path)).problems;
-    for (const problem of problems) findings.push({ check: 'lines', where: `${file}:${problem.line}`, reason: problem.reason });
+    // A record_id that comes back with other bytes is a line that reads well: what is wrong is the id.
+    for (const problem of problems) findings.push({ check: 'conflict' in problem && problem.conflict ? 'ids' : 'lines', where: `${file}:${problem.line}`, reason: problem.reason });
   }
   return findings;
 }
@@ -100,6 +102,55 @@ export function checkIds(dataset: Dataset, parentIds: ReadonlySet<string>): Find
     }
   }
   return findings;
+}
+
+/** A dataset passed with --parent: its records by id (their exact lines) and what its own manifest says of it. */
+export interface ParentDataset {
+  dir: string;
+  /** The sha256 of its manifest.json; undefined when it has none. */
+  manifestSha256?: string;
+  /** Why its records file cannot be vouched for (differs from its manifest, or no manifest). */
+  problems: string[];
+  lines: Map<string, string>;
+}
+
+/**
+ * A derived record (dedup's) must be its source record with the derived
+ * lineage and nothing else, byte for byte; and a dataset whose manifest names
+ * its source's manifest must be audited with that very source. Without this,
+ * rewriting a derived dataset and its manifest would forge its lineage.
+ */
+export function checkLineage(dataset: Dataset, manifest: Manifest | undefined, parents: readonly ParentDataset[]): Finding[] {
+  const findings: Finding[] = [];
+  if (parents.length === 0) return findings;
+  for (const parent of parents) for (const problem of parent.problems) findings.push({ check: 'lineage', where: parent.dir, reason: problem });
+  const named = manifest?.source_manifest_sha256;
+  if (named !== undefined && !parents.some((parent) => parent.manifestSha256 === named)) {
+    findings.push({
+      check: 'lineage',
+      where: MANIFEST_FILE,
+      reason: `source_manifest_sha256 is ${named.slice(0, 12)}…, but no --parent has that manifest (${parents.map((parent) => `${parent.dir}: ${parent.manifestSha256?.slice(0, 12) ?? 'none'}…`).join(', ')}): the source changed after this dataset was made from it, or this is not its source`,
+    });
+  }
+  for (const { record, line, text } of dataset.rows) {
+    const { operation, source_record_id: source } = record.provenance.lineage;
+    if (operation === 'generate' || source === null) continue;
+    const parentLine = parents.map((parent) => parent.lines.get(source)).find((found) => found !== undefined);
+    if (parentLine === undefined) continue;
+    const expected = JSON.stringify(deriveRecord(JSON.parse(parentLine) as EpisodeRecord, operation));
+    if (expected !== text) {
+      findings.push({ check: 'lineage', where: recordPlace(dataset.file, line, record), reason: `differs from its source record ${source} with ${operation} lineage (${firstDifference(expected, text)}): it was edited after ${operation} wrote it` });
+    }
+  }
+  return findings;
+}
+
+/** Where two texts first differ, with a little of each, for a finding. */
+function firstDifference(expected: string, actual: string): string {
+  let index = 0;
+  while (index < expected.length && expected[index] === actual[index]) index++;
+  const excerpt = (text: string) => JSON.stringify(text.slice(Math.max(0, index - 20), index + 20));
+  return `from character ${index}: expected ${excerpt(expected)}, found ${excerpt(actual)}`;
 }
 
 /** The policy actor, or a model that acted: a record without a digest for a model cannot be reproduced. */

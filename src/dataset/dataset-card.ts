@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { basename, join, resolve } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
-import { type Dataset, type DatasetProblem, EPISODES_FILE, readDataset } from './dataset-reader.js';
+import { type Dataset, EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 import { binLabel, callsPerTurnText, compareKeys, computeStats, type DatasetStats, type Distribution, simulatedUserText } from './dataset-stats.js';
 import { SPLIT_FILE, SPLIT_FORMAT } from './dataset-split.js';
 import { type CardSplit, readSplitLayout, type SplitLayout } from './split-layout.js';
@@ -830,8 +830,6 @@ export function datasetCardInput(dir: string, dataset: Dataset, facts: Partial<C
 
 export interface CardResult {
   path: string;
-  /** Unreadable lines of the records, left out. */
-  problems: DatasetProblem[];
   /** Why the card written with --draft is not fit to publish; empty otherwise. */
   draft: { reason: string; fix: string }[];
 }
@@ -848,7 +846,8 @@ export async function writeDatasetCard(dir: string, options: CardOptions = {}): 
       fix: 'pass a lowercase Hugging Face license id such as mit, apache-2.0 or cc-by-4.0',
     });
   }
-  const dataset = await readDataset(dir);
+  // A card says how many records were verified: it is never written over lines that could not be read or an id with two contents.
+  const dataset = await readWholeDataset(dir, 'described (no card was written)');
   const facts = await readCardFacts(dir, dataset, options);
   if (facts.problems.length > 0 && !options.draft) {
     const [first] = facts.problems;
@@ -859,5 +858,5 @@ export async function writeDatasetCard(dir: string, options: CardOptions = {}): 
   }
   const path = join(dir, CARD_FILE);
   writeFileSync(path, renderDatasetCard(datasetCardInput(dir, dataset, facts)));
-  return { path, problems: dataset.problems, draft: facts.problems };
+  return { path, draft: facts.problems };
 }

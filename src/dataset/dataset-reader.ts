@@ -1,12 +1,17 @@
 // Owns reading a dataset directory for the dataset operations: every line of
-// episodes.jsonl parsed and checked against the record schema, with each torn,
-// corrupt or invalid line reported by file and line number instead of skipped.
+// episodes.jsonl decoded as strict UTF-8, parsed within the nesting limit and
+// checked against the record schema, and every record_id checked against the
+// lines before it, with each torn, corrupt or invalid line, and each id that
+// comes back with other bytes, reported by file and line number instead of
+// skipped or passed on.
 
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
 import { FactoryError } from '../core/errors.js';
+import { sha256Hex } from '../core/hashing.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
-import { readLines } from '../records/jsonl.js';
+import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
 import { validateAgainst } from '../records/schema-registry.js';
 
 export const EPISODES_FILE = 'episodes.jsonl';
@@ -16,12 +21,20 @@ export interface DatasetRow {
   record: EpisodeRecord;
   /** The exact bytes of the line. */
   text: string;
+  /** Set when an earlier line holds this very record, byte for byte: the line it repeats. */
+  repeats?: number;
 }
 
 export interface DatasetProblem {
   file: string;
   line: number;
   reason: string;
+  /**
+   * Set when the line is a valid record whose record_id an earlier line holds
+   * with other bytes: one of the two was altered (or two datasets were mixed),
+   * which is tampering, not damage.
+   */
+  conflict?: { record_id: string; line: number };
 }
 
 export interface Dataset {
@@ -47,25 +60,24 @@ export type DatasetEntry = { row: DatasetRow; problem?: never } | { problem: Dat
 /**
  * Every line of the file in order, each either a valid record or a problem,
  * without holding the file: for operations (the report) that must scale past
- * what fits in memory.
+ * what fits in memory. Only each record_id's line and a hash of its bytes are
+ * kept, to tell a repeated record from an altered one.
  */
 export async function* streamDataset(dir: string, file = EPISODES_FILE): AsyncGenerator<DatasetEntry> {
   const path = assertDatasetDirectory(dir, file);
+  const seen = new Map<string, { line: number; sha256: string }>();
   for await (const entry of readLines(path)) {
     const problem = (reason: string): DatasetEntry => ({ problem: { file, line: entry.line, reason } });
-    if (!entry.terminated) {
-      yield problem('torn last line (no newline: the writer was interrupted)');
-      continue;
-    }
-    if (entry.text.trim() === '') {
-      yield problem('blank line');
+    const unreadable = lineProblem(entry);
+    if (unreadable !== undefined) {
+      yield problem(unreadable);
       continue;
     }
     let value: unknown;
     try {
-      value = JSON.parse(entry.text);
+      value = parseBoundedJson(entry.text, { maxDepth: MAX_RECORD_DEPTH, where: 'the line' });
     } catch (error) {
-      yield problem(`not valid JSON (${(error as Error).message})`);
+      yield problem(jsonLineProblem(error));
       continue;
     }
     const errors = validateAgainst('episode-record.v1', value);
@@ -73,7 +85,24 @@ export async function* streamDataset(dir: string, file = EPISODES_FILE): AsyncGe
       yield problem(`not a valid record: ${errors.slice(0, 3).map((error) => `${error.path || '/'}: ${error.reason}`).join('; ')}`);
       continue;
     }
-    yield { row: { line: entry.line, record: value as EpisodeRecord, text: entry.text } };
+    const record = value as EpisodeRecord;
+    const sha256 = sha256Hex(entry.text);
+    const earlier = seen.get(record.record_id);
+    if (earlier === undefined) {
+      seen.set(record.record_id, { line: entry.line, sha256 });
+      yield { row: { line: entry.line, record, text: entry.text } };
+    } else if (earlier.sha256 === sha256) {
+      yield { row: { line: entry.line, record, text: entry.text, repeats: earlier.line } };
+    } else {
+      yield {
+        problem: {
+          file,
+          line: entry.line,
+          reason: `record_id ${record.record_id} is also on line ${earlier.line} with different content: one of them was altered, or two datasets were mixed`,
+          conflict: { record_id: record.record_id, line: earlier.line },
+        },
+      };
+    }
   }
 }
 
@@ -86,15 +115,30 @@ export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Da
   return result;
 }
 
-/** For operations that must not work on part of a dataset: every unreadable line stops them, listed. */
-export async function readWholeDataset(dir: string, operation: string, file = EPISODES_FILE): Promise<Dataset> {
-  const dataset = await readDataset(dir, file);
-  if (dataset.problems.length > 0) {
-    throw new FactoryError('dataset_corrupt', `${dir} has ${dataset.problems.length} unreadable line${dataset.problems.length === 1 ? '' : 's'}; nothing was ${operation}`, {
-      fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
-      problems: dataset.problems.map((problem) => ({ where: `${problem.file}:${problem.line}`, reason: problem.reason })),
+/**
+ * The error that stops an operation on a dataset with problems: tampering
+ * (a record_id with two contents) is a failed check, exit 1; unreadable lines
+ * are a precondition, exit 2. Every problem is listed.
+ */
+export function datasetProblemsError(dir: string, problems: readonly DatasetProblem[], operation: string): FactoryError {
+  const listed = problems.map((problem) => ({ where: `${join(dir, problem.file)}:${problem.line}`, reason: problem.reason }));
+  const conflicts = problems.filter((problem) => problem.conflict !== undefined).length;
+  if (conflicts > 0) {
+    return new FactoryError('dataset_tampered', `${dir} has ${conflicts} record_id${conflicts === 1 ? '' : 's'} whose lines differ from an earlier line with the same id; nothing was ${operation}`, {
+      fix: 'run `episode-factory audit` on it, then regenerate the dataset (or restore it from the run that wrote it)',
+      problems: listed,
     });
   }
+  return new FactoryError('dataset_corrupt', `${dir} has ${problems.length} unreadable line${problems.length === 1 ? '' : 's'}; nothing was ${operation}`, {
+    fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
+    problems: listed,
+  });
+}
+
+/** For operations that must not work on part of a dataset: every unreadable or conflicting line stops them, listed. */
+export async function readWholeDataset(dir: string, operation: string, file = EPISODES_FILE): Promise<Dataset> {
+  const dataset = await readDataset(dir, file);
+  if (dataset.problems.length > 0) throw datasetProblemsError(dir, dataset.problems, operation);
   return dataset;
 }
 

@@ -1,6 +1,7 @@
 // Owns `dedup DIR --out DIR2`: one pass over a dataset in file order that
 // keeps the first record of every duplicate group and drops the rest, for one
-// of three reasons tried in this order: `exact` (same trajectory hash),
+// of three reasons tried in this order: `exact` (the trajectory hash of an
+// earlier record, kept or dropped),
 // `near` (MinHash/LSH candidates confirmed by shingle Jaccard), `semantic`
 // (embedding cosine). A record is only ever compared with records already
 // kept, so every dropped row names a record that is in the output. The output
@@ -15,7 +16,7 @@ import type { EpisodeRecord } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { deriveRecord } from '../records/lineage.js';
 import { describeFile, type ManifestFile } from '../records/manifest.js';
-import { assertDatasetDirectory, EPISODES_FILE, readDataset } from './dataset-reader.js';
+import { assertDatasetDirectory, EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 import { cosineSimilarity, type Embedder } from './embedder.js';
 import { type Banding, bandingFor, exactJaccard, LshIndex, MINHASH_PERMUTATIONS, MinHasher, recordShingles, SHINGLE_SIZE } from './minhash.js';
 import { trajectory, trajectoryHash, turnCalls } from './trajectory.js';
@@ -183,13 +184,8 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
 
   const sourceFile = assertDatasetDirectory(options.dir);
   checkOutputDirectory(options.dir, options.outDir);
-  const dataset = await readDataset(options.dir);
-  if (dataset.problems.length > 0) {
-    throw new FactoryError('usage', `${sourceFile} has ${dataset.problems.length} line(s) that are not valid records; dedup will not skip records silently`, {
-      problems: dataset.problems.map((problem) => ({ where: `${join(options.dir, problem.file)}:${problem.line}`, reason: problem.reason })),
-      fix: 'repair or remove each line listed above (or regenerate the dataset), then run dedup again',
-    });
-  }
+  // Dedup never skips a record silently: an unreadable line, or an id that holds two contents, stops it.
+  const dataset = await readWholeDataset(options.dir, 'deduplicated');
   const rows = dataset.rows;
   const hashes = rows.map((row) => trajectoryHash(row.record));
 
@@ -211,6 +207,7 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
 
   const nearSearch = near === false ? null : nearSearchFor(near);
   const keptShingles = new Map<number, Uint32Array>();
+  // Each trajectory hash seen so far, with the kept record it stands for (itself, or what it was dropped for): a copy of a dropped line is still exact.
   const keptByHash = new Map<string, number>();
   const kept: number[] = [];
   const decisions: Decision[] = [];
@@ -244,6 +241,7 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
     }
     if (match) {
       decisions.push(match);
+      keptByHash.set(hash, match.of);
       continue;
     }
     decisions.push({ kept: true });

@@ -11,7 +11,7 @@ import { isJsonObject } from '../core/json-value.js';
 import { readLines } from '../records/jsonl.js';
 import { readManifest } from '../records/manifest.js';
 import type { ArgumentsForm } from './chat-format.js';
-import { assertDatasetDirectory, type Dataset, EPISODES_FILE, readDataset } from './dataset-reader.js';
+import { assertDatasetDirectory, type Dataset, EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 import { exportDpo, type DpoSummary } from './export-dpo.js';
 import { exportSft, type SftOptions, type SftSummary } from './export-sft.js';
 import { readSplitLayout } from './split-layout.js';
@@ -123,7 +123,7 @@ export async function readExports(dir: string, episodes?: Dataset): Promise<{ ex
   // Each split's records are read once for both configs; episodes.jsonl not at all when the caller has it.
   const read = new Map<string, Dataset>(episodes ? [[EPISODES_FILE, episodes]] : []);
   const recordsOf = async (file: string): Promise<Dataset> => {
-    if (!read.has(file)) read.set(file, await readDataset(dir, file));
+    if (!read.has(file)) read.set(file, await readWholeDataset(dir, 'described', file));
     return read.get(file)!;
   };
   for (const config of EXPORT_CONFIGS) {

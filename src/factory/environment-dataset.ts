@@ -11,9 +11,11 @@
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
 import { errorMessage, FactoryError } from '../core/errors.js';
 import { failpoint } from '../core/failpoint.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
+import { decodeUtf8 } from '../core/utf8-text.js';
 import type { Lane } from '../lanes/lane.js';
 import { writeFileAtomically } from '../records/atomic-file.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
@@ -24,6 +26,7 @@ import { EnvironmentError } from './environment-protocol.js';
 
 /** What the manifest's `operation` says of a dataset `env serve` writes; it only ever adds to one of these. */
 export const ENV_OPERATION = 'env';
+const EMPTY_SHA256 = createHash('sha256').digest('hex');
 /** Hidden, so no dataset operation lists it as a file of the dataset. */
 export const LOCK_FILE = '.env-serve.lock';
 
@@ -67,6 +70,7 @@ export class EnvironmentDataset {
     if (strangers.length > 0) throw notOurs(`holds ${strangers.slice(0, 3).join(', ')}${strangers.length > 3 ? ', …' : ''}, which is not part of an env dataset`);
     const manifestPath = join(dir, MANIFEST_FILE);
     const episodesPath = join(dir, EPISODES_FILE);
+    let listed: Manifest['files'][number] | undefined;
     if (existsSync(manifestPath)) {
       let manifest: Manifest;
       try {
@@ -76,31 +80,57 @@ export class EnvironmentDataset {
       }
       if (validateAgainst('manifest.v1', manifest).length > 0) throw notOurs(`has a ${MANIFEST_FILE} that is not one of ours`);
       if (manifest.operation !== ENV_OPERATION) throw notOurs(`holds a dataset written by ${manifest.operation}`);
+      listed = manifest.files.find((file) => file.path === EPISODES_FILE);
+      if (manifest.files.some((file) => file.path !== EPISODES_FILE)) throw notOurs(`has a ${MANIFEST_FILE} that lists files an env dataset does not hold`);
     } else if (existsSync(episodesPath) && statSync(episodesPath).size > 0) {
       throw notOurs(`has an ${EPISODES_FILE} but no ${MANIFEST_FILE}`);
     }
     const text = existsSync(episodesPath) ? readFileSync(episodesPath) : Buffer.alloc(0);
+    // What the manifest vouches for must be there unchanged: past it, only what a kill can leave (one record appended before its manifest, a torn line).
+    const vouched = listed?.bytes ?? 0;
+    if (text.length < vouched || createHash('sha256').update(text.subarray(0, vouched)).digest('hex') !== (listed?.sha256 ?? EMPTY_SHA256)) {
+      throw new FactoryError('dataset_tampered', `${episodesPath} does not match ${manifestPath}: it was edited after env serve wrote it; nothing was changed`, {
+        fix: `run \`episode-factory audit ${dir}\` to see what differs, and choose a new directory for --out`,
+      });
+    }
     // A torn last line is a record no client was told was written: cut it off.
     const end = text.lastIndexOf(0x0a) + 1;
-    if (end < text.length) {
+    const unlisted = text.subarray(vouched, Math.max(vouched, end)).reduce((count, byte) => count + (byte === 0x0a ? 1 : 0), 0);
+    if (unlisted > 1) {
+      throw new FactoryError('dataset_tampered', `${episodesPath} has ${unlisted} whole lines past what ${manifestPath} lists; a kill leaves at most one: lines were added by hand; nothing was changed`, {
+        fix: `run \`episode-factory audit ${dir}\` to see what differs, and choose a new directory for --out`,
+      });
+    }
+    const kept = text.subarray(0, Math.max(end, vouched));
+    const records: EpisodeRecord[] = [];
+    const ids = new Set<string>();
+    let offset = 0;
+    for (let index = 0; offset < kept.length; index++) {
+      const newline = kept.indexOf(0x0a, offset);
+      const bytes = kept.subarray(offset, newline);
+      offset = newline + 1;
+      const where = `${episodesPath}:${index + 1}`;
+      const corrupt = (reason: string) =>
+        new FactoryError('dataset_corrupt', `${where} is not a record (${reason})`, { fix: `run \`episode-factory audit ${dir}\` to see what is wrong, or choose another --out` });
+      let record: EpisodeRecord;
+      try {
+        record = parseBoundedJson(decodeUtf8(bytes), { maxDepth: MAX_RECORD_DEPTH, where: 'the line' }) as EpisodeRecord;
+      } catch (error) {
+        throw corrupt(errorMessage(error));
+      }
+      const errors = validateAgainst('episode-record.v1', record);
+      if (errors.length > 0) throw corrupt(`${errors[0]!.path || '/'}: ${errors[0]!.reason}`);
+      if (ids.has(record.record_id)) throw corrupt(`record_id ${record.record_id} is on an earlier line too`);
+      ids.add(record.record_id);
+      records.push(record);
+    }
+    if (end < text.length && end >= vouched) {
       const fd = openSync(episodesPath, 'r+');
       try {
         ftruncateSync(fd, end);
         fsyncSync(fd);
       } finally {
         closeSync(fd);
-      }
-    }
-    const kept = text.subarray(0, end);
-    const records: EpisodeRecord[] = [];
-    const lines = kept.toString('utf8').split('\n').slice(0, -1);
-    for (const [index, line] of lines.entries()) {
-      try {
-        records.push(JSON.parse(line) as EpisodeRecord);
-      } catch (error) {
-        throw new FactoryError('dataset_corrupt', `${episodesPath}:${index + 1} is not a record (${errorMessage(error)})`, {
-          fix: `run \`episode-factory audit ${dir}\` to see what is wrong, or choose another --out`,
-        });
       }
     }
     for (const record of records) {

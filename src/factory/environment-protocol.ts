@@ -4,6 +4,7 @@
 // the runner's messages and catalog back into OpenAI chat shape, and the
 // reward, which is read off the record's own judgement (never a second one).
 
+import { MAX_JSON_DEPTH, valueDepth } from '../core/bounded-json.js';
 import type { Message, ToolDescriptor } from '../core/conversation.js';
 import { isJsonObject, type JsonObject } from '../core/json-value.js';
 import { toChatMessage, type ChatMessage, type ChatTool } from '../dataset/chat-format.js';
@@ -38,6 +39,17 @@ export class EnvironmentError extends Error {
 }
 
 const badField = (field: string, message: string, fix?: string) => new EnvironmentError(400, 'invalid_request', `${field}: ${message}`, { field, ...(fix ? { fix } : {}) });
+
+/** How much of a value a client sent an error message quotes. */
+const SHOWN_CHARACTERS = 80;
+const SHOWN_DEPTH = 4;
+
+/** A value a client sent, as an error quotes it: cut short, and a nested one only named, so a hostile value is never serialized whole into the answer. */
+function shown(value: unknown): string {
+  if (typeof value === 'object' && value !== null && valueDepth(value, SHOWN_DEPTH) > SHOWN_DEPTH) return Array.isArray(value) ? 'a nested list' : 'a nested object';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS)}…` : text;
+}
 
 /** Who drives the episode, as the record's policy actor names it. */
 export interface RemoteAgent {
@@ -76,14 +88,14 @@ export function parseResetRequest(body: unknown, lane: Lane): ResetRequest {
     if (tasks.length !== 1) throw badField('task', `is required: lane ${lane.name} has ${tasks.length} tasks`, `pass one of: ${taskList}`);
     task = tasks[0]!;
   } else {
-    if (typeof object.task !== 'string') throw badField('task', `must be a task id (a string), got ${JSON.stringify(object.task)}`, `pass one of: ${taskList}`);
+    if (typeof object.task !== 'string') throw badField('task', `must be a task id (a string), got ${shown(object.task)}`, `pass one of: ${taskList}`);
     task = tasks.find((candidate) => candidate.id === object.task);
-    if (!task) throw badField('task', `lane ${lane.name} has no task "${object.task}"`, `pass one of: ${taskList}`);
+    if (!task) throw badField('task', `lane ${lane.name} has no task ${shown(object.task)}`, `pass one of: ${taskList}`);
   }
   let seed = lane.seeds.from;
   if (object.seed !== undefined && object.seed !== null) {
     if (typeof object.seed !== 'number' || !Number.isInteger(object.seed) || object.seed < 0 || object.seed > MAX_SEED) {
-      throw badField('seed', `must be a whole number from 0 to ${MAX_SEED}, got ${JSON.stringify(object.seed)}`, `the lane's own seeds are ${lane.seeds.from}..${lane.seeds.to}`);
+      throw badField('seed', `must be a whole number from 0 to ${MAX_SEED}, got ${shown(object.seed)}`, `the lane's own seeds are ${lane.seeds.from}..${lane.seeds.to}`);
     }
     seed = object.seed;
   }
@@ -94,12 +106,12 @@ function parseAgent(value: unknown): RemoteAgent {
   if (value === undefined || value === null) return DEFAULT_AGENT;
   const nameFix = 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit, e.g. "qwen2.5-7b-grpo"';
   if (typeof value === 'string') {
-    if (!AGENT_NAME.test(value)) throw badField('agent', `"${value}" is not an agent name`, nameFix);
+    if (!AGENT_NAME.test(value)) throw badField('agent', `${shown(value)} is not an agent name`, nameFix);
     return { name: value, version: DEFAULT_AGENT.version };
   }
   if (!isJsonObject(value)) throw badField('agent', 'must be a name or {"name": ..., "version": ...}');
   refuseUnknown(value, ['name', 'version'], 'agent');
-  if (typeof value.name !== 'string' || !AGENT_NAME.test(value.name)) throw badField('agent.name', `${JSON.stringify(value.name)} is not an agent name`, nameFix);
+  if (typeof value.name !== 'string' || !AGENT_NAME.test(value.name)) throw badField('agent.name', `${shown(value.name)} is not an agent name`, nameFix);
   if (value.version !== undefined && (typeof value.version !== 'string' || value.version.length === 0 || value.version.length > 128)) {
     throw badField('agent.version', 'must be a non-empty string of at most 128 characters', 'e.g. a checkpoint step or a commit');
   }
@@ -133,7 +145,10 @@ export function parseEpisodeId(value: unknown, field = 'episode_id'): string {
  * to); one call is a tool_call; several are one tool_calls turn. Arguments
  * given as a string are JSON-parsed; a string that is not JSON is passed on
  * as it is, and the runner answers that call with invalid_arguments: that is
- * the agent's behaviour, recorded, not a bad request.
+ * the agent's behaviour, recorded, not a bad request. Arguments (given as
+ * JSON or in a string) that nest deeper than MAX_JSON_DEPTH are a bad
+ * request naming the field: past it, the runner, the world and the record
+ * would recurse over them.
  */
 export function parseStepRequest(body: unknown): StepRequest {
   const object = expectObject(body, '/step');
@@ -142,7 +157,7 @@ export function parseStepRequest(body: unknown): StepRequest {
   const message = object.message;
   if (!isJsonObject(message)) throw badField('message', 'is required: an assistant message {"role": "assistant", "content": ..., "tool_calls": [...]}');
   // Other fields of a chat completion's message (refusal, reasoning_content, annotations, ...) are not the turn: a client may pass the message on as the server gave it.
-  if (message.role !== undefined && message.role !== 'assistant') throw badField('message.role', `must be "assistant", got ${JSON.stringify(message.role)}`);
+  if (message.role !== undefined && message.role !== 'assistant') throw badField('message.role', `must be "assistant", got ${shown(message.role)}`);
   const text = contentText(message.content);
   const rawCalls = message.tool_calls;
   if (rawCalls !== undefined && rawCalls !== null && !Array.isArray(rawCalls)) throw badField('message.tool_calls', 'must be a list of {"type": "function", "function": {"name", "arguments"}}');
@@ -151,12 +166,12 @@ export function parseStepRequest(body: unknown): StepRequest {
   for (const [index, call] of (rawCalls ?? []).entries()) {
     const where = `message.tool_calls[${index}]`;
     if (!isJsonObject(call)) throw badField(where, 'must be an object {"id"?, "type": "function", "function": {"name", "arguments"}}');
-    if (call.type !== undefined && call.type !== 'function') throw badField(`${where}.type`, `must be "function", got ${JSON.stringify(call.type)}`);
+    if (call.type !== undefined && call.type !== 'function') throw badField(`${where}.type`, `must be "function", got ${shown(call.type)}`);
     if (call.id !== undefined && call.id !== null && typeof call.id !== 'string') throw badField(`${where}.id`, 'must be a string');
     const fn = call.function;
     if (!isJsonObject(fn)) throw badField(`${where}.function`, 'is required: {"name": ..., "arguments": ...}');
     if (typeof fn.name !== 'string' || fn.name.length === 0) throw badField(`${where}.function.name`, 'is required: the name of a tool from the catalog');
-    calls.push({ name: fn.name, arguments: argumentsOf(fn.arguments) });
+    calls.push({ name: fn.name, arguments: argumentsOf(fn.arguments, `${where}.function.arguments`) });
     clientIds.push(typeof call.id === 'string' ? call.id : undefined);
   }
   const action: Action =
@@ -183,15 +198,27 @@ function contentText(content: unknown): string {
   throw badField('message.content', 'must be a string, null, or a list of text parts');
 }
 
-/** Absent arguments are an empty object (a call of a tool that takes none); a string is JSON-parsed, and kept as text when it is not JSON. */
-function argumentsOf(value: unknown): unknown {
+/**
+ * Absent arguments are an empty object (a call of a tool that takes none); a
+ * string is JSON-parsed, and kept as text when it is not JSON. Either way the
+ * value nests at most MAX_JSON_DEPTH levels. A string is parsed before its
+ * depth is judged (JSON.parse itself does not recurse), so text that is not
+ * JSON stays the agent's own, however many brackets it holds.
+ */
+function argumentsOf(value: unknown, field: string): unknown {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'string') return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value) as unknown;
+    } catch {
+      return value;
+    }
   }
+  if (valueDepth(parsed, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw badField(field, `nests deeper than ${MAX_JSON_DEPTH} levels (the limit on nesting of a tool call's arguments)`, `send arguments that nest at most ${MAX_JSON_DEPTH} levels`);
+  }
+  return parsed;
 }
 
 /** Runner messages as OpenAI chat messages: tool-call arguments as JSON strings, ids as the runner numbered them. */

@@ -8,13 +8,16 @@
 // to the dataset directory of --out. Episodes are independent: each has its
 // own world, a crash in one is answered to its client and closes it alone,
 // an idle one is closed after a timeout, and on shutdown every world is
-// disposed before the process ends.
+// disposed before the process ends. A body is bounded in size and depth
+// before anything reads it; a step that fails in a way the server did not
+// foresee closes its episode at once rather than leave it half-stepped.
 
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { JsonLimitError, MAX_JSON_DEPTH, MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
 import { errorMessage } from '../core/errors.js';
 import type { JsonObject } from '../core/json-value.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
@@ -32,6 +35,12 @@ import { EnvironmentError, parseEpisodeId, parseResetRequest, parseStepRequest, 
 import { resolveProducedAt } from './produced-at.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * How deep a request body may nest. A tool call's arguments sit five levels
+ * down in a /step body and are held to MAX_JSON_DEPTH on their own (so the
+ * error names them); like a record line, the body has room to spare past that.
+ */
+export const MAX_BODY_DEPTH = MAX_RECORD_DEPTH;
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_EPISODES = 64;
 /** How many closed episodes are remembered, so a late request hears why its episode is gone. */
@@ -186,6 +195,22 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
     }
   };
 
+  /**
+   * A failure no answer was planned for, met while serving a request on an
+   * episode: the runner may already hold the step's action, so the episode
+   * cannot go on. It is closed at once (its world disposed, its
+   * --max-episodes slot freed, later requests told why), and its client hears
+   * a 500 that says so. Records already kept are not touched.
+   */
+  const unforeseen = (episode: EnvironmentEpisode, what: string, error: unknown): EnvironmentError => {
+    const message = errorMessage(error);
+    log(`episode ${episode.id}: ${what} failed: ${message}`);
+    void retire(episode, `its ${what} failed: ${message}`);
+    return new EnvironmentError(500, `${what}_failed`, `episode ${episode.id} was closed: its ${what} failed (${message})`, {
+      fix: 'start a new episode with /reset; other episodes are not affected. This is a bug: report it with the request that caused it',
+    });
+  };
+
   const step = async (body: unknown): Promise<JsonObject> => {
     const request = parseStepRequest(body);
     const episode = find(request.episodeId);
@@ -197,11 +222,21 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
         ...(answer.reward ? { outcome: answer.reward.outcome } : {}),
       };
     } catch (error) {
-      if (error instanceof EnvironmentError && error.status === 500) {
+      if (!(error instanceof EnvironmentError)) throw unforeseen(episode, 'step', error);
+      if (error.status === 500) {
         log(`episode ${episode.id} crashed: ${error.message}`);
         void retire(episode, `it crashed: ${errorMessage(episode.failure)}`);
       }
       throw error;
+    }
+  };
+
+  const status = (id: string): JsonObject => {
+    const episode = find(id);
+    try {
+      return episode.status();
+    } catch (error) {
+      throw unforeseen(episode, 'status', error);
     }
   };
 
@@ -274,7 +309,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       response.setHeader('Allow', route.methods.join(', '));
       throw new EnvironmentError(405, 'method_not_allowed', `${method} ${path} is not served; ${path} takes ${route.methods.join(', ')}`, { fix: `the routes are: ${ROUTES.join(', ')}` });
     }
-    const body = method === 'POST' ? await readJson(request) : undefined;
+    const body = method === 'POST' ? await readJson(request, `the body of POST ${path}`) : undefined;
     switch (route.name) {
       case 'info':
         return send(response, 200, info());
@@ -286,8 +321,8 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
         return send(response, 200, { episodes: [...episodes.values()].map((episode) => episode.status(false)) });
       case 'episode': {
         const id = parseEpisodeId(decodedSegment(route.id!), 'path');
+        if (method === 'GET') return send(response, 200, status(id));
         const episode = find(id);
-        if (method === 'GET') return send(response, 200, episode.status());
         await retire(episode, 'deleted by the client');
         return send(response, 200, { episode_id: id, closed: true, state: episode.phase });
       }
@@ -382,8 +417,8 @@ function hostName(header: string | undefined): string {
   return colon === -1 ? header : header.slice(0, colon);
 }
 
-/** The body as JSON; past MAX_BODY_BYTES the rest is read and dropped, so the client hears the 413. */
-async function readJson(request: IncomingMessage): Promise<unknown> {
+/** The body as JSON, within MAX_BODY_DEPTH; past MAX_BODY_BYTES the rest is read and dropped, so the client hears the 413. */
+async function readJson(request: IncomingMessage, where: string): Promise<unknown> {
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) throw tooLarge();
   const text = await new Promise<string | undefined>((resolve, reject) => {
@@ -399,8 +434,14 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
   if (text === undefined) throw tooLarge();
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return parseBoundedJson(text, { maxDepth: MAX_BODY_DEPTH, maxBytes: MAX_BODY_BYTES, where });
   } catch (error) {
+    if (error instanceof JsonLimitError) {
+      if (error.limit === 'size') throw tooLarge();
+      throw new EnvironmentError(400, 'body_too_deep', error.message, {
+        fix: `a request is a few levels deep, and a tool call's arguments may nest at most ${MAX_JSON_DEPTH} levels: send flatter JSON`,
+      });
+    }
     throw new EnvironmentError(400, 'invalid_json', `the body is not JSON: ${errorMessage(error)}`, { fix: 'send a JSON object with Content-Type: application/json' });
   }
 }

@@ -4,11 +4,10 @@
 // run would load it, and written atomically as the lane's rewrites cache, with
 // the writer's identity. Runs then draw from the cache alone.
 
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { substream } from '../core/random.js';
-import { decodeUtf8 } from '../core/utf8-text.js';
+import { readDefinitionFile } from '../lanes/definition-file.js';
 import type { Lane, LaneDocument } from '../lanes/lane.js';
 import { checkLane } from '../lanes/lane-checks.js';
 import { loadLane, parseLane } from '../lanes/lane-loader.js';
@@ -57,9 +56,9 @@ export function writerSeed(laneName: string): number {
 export function laneWithoutRewrites(path: string): { document: LaneDocument; lane: Lane } {
   let document: LaneDocument;
   try {
-    document = JSON.parse(decodeUtf8(readFileSync(path))) as LaneDocument;
+    document = readDefinitionFile(path) as LaneDocument;
   } catch (error) {
-    // Not UTF-8 JSON: the loader says exactly what is wrong, with the fix.
+    // Not UTF-8 JSON within the limits: the loader says exactly what is wrong, with the fix.
     loadLane(path);
     throw error;
   }

@@ -9,15 +9,15 @@
 // archives are copied as they are (their names are plan indices, so they
 // never collide) and their trace indexes joined in shard order.
 
-import { createHash } from 'node:crypto';
-import { copyFileSync, createReadStream, existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { canonicalJson } from '../core/canonical-json.js';
 import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { rebatch } from '../records/arrow-concatenation.js';
 import { ARROW_FILE, arrowFileBatches, BATCH_ROWS, PARQUET_FILE, writeColumnar, writeColumnarBatches } from '../records/columnar-files.js';
-import { readManifest, type Manifest } from '../records/manifest.js';
+import type { Manifest } from '../records/manifest.js';
+import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { TRACE_INDEX_FILE } from '../runner/trace-archive.js';
 import { claimDatasetDirectory, concatenateFiles, createStaging, EPISODES_FILE, publishDataset, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
 
@@ -46,14 +46,9 @@ interface Shard {
   manifest: Manifest & { shard: NonNullable<Manifest['shard']>; run: NonNullable<Manifest['run']> };
 }
 
-async function sha256Of(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 function readShard(dir: string): Shard {
-  const manifest = readManifest(dir);
+  // Strict: a manifest naming a path outside its directory is refused before any file is read.
+  const manifest = readVerifiableManifest(dir)?.manifest;
   if (!manifest) {
     throw new FactoryError('dataset_not_found', `${dir} has no manifest.json: it is not a finished run`, {
       fix: existsSync(join(dir, STAGING_DIR)) ? 'it holds an interrupted run: finish it with the same generate command and --resume' : 'pass the --out directories of generate --shard runs',
@@ -67,12 +62,11 @@ function readShard(dir: string): Shard {
 
 /** Every file the shard's manifest lists must still have the bytes it had. */
 async function verifyShardFiles(shard: Shard): Promise<void> {
-  for (const file of shard.manifest.files) {
-    const path = join(shard.dir, file.path);
-    if (!existsSync(path)) throw new FactoryError('dataset_corrupt', `${path} is missing: shard ${shard.dir} is incomplete`, { fix: 'regenerate that shard' });
-    if ((await sha256Of(path)) !== file.sha256) {
-      throw new FactoryError('dataset_corrupt', `${path} does not match its manifest (sha256 differs): the shard was edited or damaged`, { fix: 'regenerate that shard with the same generate --shard command' });
-    }
+  const [difference] = await compareWithManifest(shard.dir, shard.manifest);
+  if (difference) {
+    throw new FactoryError('dataset_tampered', `${join(shard.dir, difference.path)} does not match its manifest: ${difference.reason}; shard ${shard.dir} was edited or damaged`, {
+      fix: 'regenerate that shard with the same generate --shard command',
+    });
   }
 }
 

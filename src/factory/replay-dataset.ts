@@ -1,7 +1,8 @@
 // Owns `replay DIR`: re-verify every record of a dataset from the records
 // alone. Lanes are found by the name each record carries and must still hash
 // to the value it recorded; corrupt or torn lines are failures with their line
-// numbers, never skipped.
+// numbers, never skipped; and the file is compared with its manifest, since a
+// deleted line leaves every remaining record verifiable.
 
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { errorMessage, FactoryError } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { readJsonl } from '../records/jsonl.js';
+import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { replayRecord } from '../verify/replay.js';
 import { EPISODES_FILE } from './generate-dataset.js';
 import { policyFactoryFor } from './policy-selection.js';
@@ -26,8 +28,15 @@ export interface ReplayDatasetSummary {
   verified: number;
   /** Records that did not verify. */
   failed: number;
-  /** Lines that are not records at all: torn, blank or not JSON. */
+  /** Lines that are not records at all: torn, blank, not UTF-8 or not JSON. */
   corrupt_lines: number;
+  /**
+   * How episodes.jsonl differs from manifest.json (a line deleted or added
+   * leaves every remaining record verifiable: only the manifest shows it);
+   * empty when they agree. `no_manifest` is set when there was none to check.
+   */
+  manifest_problems: string[];
+  no_manifest?: true;
   failures: ReplayFailure[];
   wall_seconds: number;
 }
@@ -39,6 +48,20 @@ export interface ReplayDatasetOptions {
   onRecord?: (done: number, total: number, ok: boolean) => void;
 }
 
+/** episodes.jsonl against the manifest: what differs, or that there is no manifest to compare with. */
+async function manifestCheck(dir: string): Promise<{ manifestProblems: string[]; noManifest: boolean }> {
+  try {
+    const read = readVerifiableManifest(dir);
+    if (read === undefined) return { manifestProblems: [], noManifest: true };
+    if (!read.manifest.files.some((listed) => listed.path === EPISODES_FILE)) return { manifestProblems: [`${EPISODES_FILE} is not in the manifest`], noManifest: false };
+    const differences = await compareWithManifest(dir, read.manifest, new Set([EPISODES_FILE]));
+    return { manifestProblems: differences.map((difference) => `${difference.path}: ${difference.reason}`), noManifest: false };
+  } catch (error) {
+    const problems = error instanceof FactoryError && error.problems.length > 0 ? error.problems.map((problem) => `${problem.where}: ${problem.reason}`) : [errorMessage(error)];
+    return { manifestProblems: problems, noManifest: false };
+  }
+}
+
 export async function replayDataset(dir: string, options: ReplayDatasetOptions = {}): Promise<ReplayDatasetSummary> {
   const started = performance.now();
   const file = join(dir, EPISODES_FILE);
@@ -48,9 +71,11 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   if (!existsSync(file)) {
     throw new FactoryError('dataset_not_found', `${dir} has no ${EPISODES_FILE}`, { fix: 'run `episode-factory generate <lane> --out ' + dir + '` first' });
   }
-  const { rows, problems } = await readJsonl(file);
   const recordIds = options.recordIds ?? [];
   const filtered = recordIds.length > 0;
+  // Like a corrupt line, a line removed elsewhere is not the business of a replay of chosen records.
+  const { manifestProblems, noManifest } = filtered ? { manifestProblems: [], noManifest: false } : await manifestCheck(dir);
+  const { rows, problems } = await readJsonl(file);
   // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
   const failures: ReplayFailure[] = filtered ? [] : problems.map((problem) => ({ where: `${EPISODES_FILE}:${problem.line}`, problems: [problem.reason] }));
   const corruptLines = failures.length;
@@ -118,6 +143,8 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     verified,
     failed,
     corrupt_lines: corruptLines,
+    manifest_problems: manifestProblems,
+    ...(noManifest ? { no_manifest: true as const } : {}),
     failures,
     wall_seconds: Math.round(performance.now() - started) / 1000,
   };

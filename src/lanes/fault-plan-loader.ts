@@ -1,13 +1,16 @@
-// Owns reading a standalone fault plan file (for the proxy): JSON, then
+// Owns reading a standalone fault plan file (for the proxy): UTF-8 JSON
+// within the limits of a definition file, then
 // schemas/fault-plan.v1.schema.json, then the checks a schema cannot make,
 // with every problem listed by file and JSON pointer.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { JsonLimitError } from '../core/bounded-json.js';
 import { FactoryError, type Problem } from '../core/errors.js';
-import { decodeUtf8, InvalidUtf8Error } from '../core/utf8-text.js';
+import { InvalidUtf8Error } from '../core/utf8-text.js';
 import { formatPointer } from '../core/json-pointer.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import type { FaultPlan } from '../world/faults/fault-plan.js';
+import { limitReason, readDefinitionFile } from './definition-file.js';
 import { checkFaultPlan } from './lane-checks.js';
 
 export function loadFaultPlan(path: string): FaultPlan {
@@ -16,10 +19,15 @@ export function loadFaultPlan(path: string): FaultPlan {
   }
   let document: unknown;
   try {
-    document = JSON.parse(decodeUtf8(readFileSync(path)));
+    document = readDefinitionFile(path);
   } catch (error) {
     if (error instanceof InvalidUtf8Error) {
       throw new FactoryError('plan_invalid', `fault plan ${path} is not UTF-8: ${error.message}`, { fix: 're-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)' });
+    }
+    if (error instanceof JsonLimitError) {
+      throw new FactoryError('plan_invalid', `fault plan ${path} ${limitReason(error, 'a fault plan')}`, {
+        fix: error.limit === 'depth' ? "a fault plan nests a few levels: flatten its deepest value (a fault's params)" : 'a fault plan is a few kilobytes: keep only the faults it injects',
+      });
     }
     throw new FactoryError('plan_invalid', `fault plan ${path} is not valid JSON: ${(error as Error).message}`, { fix: 'fix the JSON syntax' });
   }

@@ -1,18 +1,22 @@
 // Owns finding, reading and validating lane files. A lane is found by name
 // (`lanes/<name>.json` under the working directory, then the factory's own
 // lanes) or by path. A malformed lane is rejected with every problem listed:
-// file, JSON pointer, reason.
+// file, JSON pointer, reason. A lane (or its rewrites cache) larger or more
+// deeply nested than a definition file may be is refused before anything
+// recurses over it.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { decodeUtf8 } from '../core/utf8-text.js';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { FactoryError, type Problem } from '../core/errors.js';
+import { JsonLimitError, type JsonLimit } from '../core/bounded-json.js';
+import { errorMessage, FactoryError, type Problem } from '../core/errors.js';
+import { InvalidUtf8Error } from '../core/utf8-text.js';
 import { hashCanonical } from '../core/hashing.js';
 import { BUILTIN_LANES_DIR } from '../core/package-paths.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import { DEFAULT_LIMITS } from '../runner/limits.js';
 import { EMPTY_PLAN } from '../world/faults/fault-plan.js';
 import type { Lane, LaneDocument } from './lane.js';
+import { limitReason, parseDefinition, readDefinitionFile } from './definition-file.js';
 import { checkLane } from './lane-checks.js';
 import { applyRewrites, REWRITES_FORMAT, type RewritesCache } from './phrasing-rewrites.js';
 import { parseSeedRange } from './seed-range.js';
@@ -61,30 +65,43 @@ export function listLaneFiles(cwd = process.cwd()): string[] {
 
 export function loadLane(reference: string, cwd = process.cwd()): Lane {
   const path = resolveLanePath(reference, cwd);
-  let bytes: Buffer;
+  let document: unknown;
   try {
-    bytes = readFileSync(path);
+    document = readDefinitionFile(path);
   } catch (error) {
-    throw new FactoryError('lane_not_found', `cannot read lane ${path}: ${(error as Error).message}`, { fix: 'check the file permissions' });
+    throw unreadable(path, error);
   }
-  let text: string;
-  try {
-    text = decodeUtf8(bytes);
-  } catch (error) {
-    const file = displayPath(path);
-    throw invalid(file, [{ where: file, reason: `${(error as Error).message}: a lane is UTF-8 JSON; re-save it as UTF-8 (e.g. \`iconv -f latin1 -t utf-8\`)` }]);
-  }
-  return parseLane(text, path);
+  return laneOf(document, path);
 }
 
 export function parseLane(text: string, path: string): Lane {
-  const file = displayPath(path);
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = parseDefinition(text);
   } catch (error) {
-    throw invalid(file, [{ where: `${file}`, reason: `not valid JSON: ${(error as Error).message}` }]);
+    throw unreadable(path, error);
   }
+  return laneOf(document, path);
+}
+
+/** How to get a lane under each limit. */
+const LANE_LIMIT_FIX: Record<JsonLimit, string> = {
+  depth: "a lane nests about a dozen levels: flatten its deepest value (a predicate's all/any/not, a call's arguments, an equals)",
+  size: 'a lane is tens of kilobytes: split its tasks across several lanes',
+};
+
+/** A lane file that cannot be read, is not UTF-8, is past a limit or is not JSON, as the loader reports it. */
+function unreadable(path: string, error: unknown): FactoryError {
+  const file = displayPath(path);
+  if (error instanceof InvalidUtf8Error) return invalid(file, [{ where: file, reason: `${error.message}: a lane is UTF-8 JSON; re-save it as UTF-8 (e.g. \`iconv -f latin1 -t utf-8\`)` }]);
+  if (error instanceof JsonLimitError) return invalid(file, [{ where: file, reason: `${limitReason(error, 'a lane')}; ${LANE_LIMIT_FIX[error.limit]}` }]);
+  if (error instanceof SyntaxError) return invalid(file, [{ where: file, reason: `not valid JSON: ${error.message}` }]);
+  return new FactoryError('lane_not_found', `cannot read lane ${path}: ${errorMessage(error)}`, { fix: 'check the file permissions' });
+}
+
+/** A lane's document, checked: its schema, its rewrites cache, and the checks a schema cannot make. */
+function laneOf(document: unknown, path: string): Lane {
+  const file = displayPath(path);
   const schemaProblems: Problem[] = validateLaneSchema(document).map((problem) => ({ where: `${file}: ${problem.where}`, reason: problem.reason }));
   if (schemaProblems.length > 0) throw invalid(file, schemaProblems);
   const written = document as LaneDocument;
@@ -123,9 +140,10 @@ function readRewrites(lane: LaneDocument, path: string, file: string): RewritesC
   const rerun = `run \`episode-factory lanes rewrite ${lane.name} --model ollama:<model>\` to write it, or drop "rewrites" from ${file}`;
   let cache: unknown;
   try {
-    cache = JSON.parse(decodeUtf8(readFileSync(cachePath)));
+    cache = readDefinitionFile(cachePath);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read: ${(error as Error).message}`;
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : error instanceof JsonLimitError ? limitReason(error, 'a rewrites cache') : `cannot be read: ${errorMessage(error)}`;
     throw invalid(file, [{ where: `${file}: /rewrites`, reason: `${cacheFile} ${reason}; ${rerun}` }]);
   }
   const problems: Problem[] = validateAgainst('rewrites.v1', cache).map((error) => ({ where: `${cacheFile}: ${error.path || '/'}`, reason: error.reason }));

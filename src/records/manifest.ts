@@ -1,8 +1,9 @@
 // Owns manifest.json: the list of every file in a dataset directory with its
 // sha256, size and row count, plus what produced them. generate writes it
-// last, so a directory without one is an unfinished run; every operation that
-// writes into a directory refreshes it, so an audit can tell an edited, added
-// or missing file from one the factory wrote.
+// last, so a directory without one is an unfinished run; an operation that
+// writes into a directory updates it through manifest-update (its own outputs
+// only), so an audit can tell an edited, added or missing file from one the
+// factory wrote.
 
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, openAsBlob, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -40,6 +41,10 @@ export interface Manifest {
   seeds?: string;
   tasks?: string[];
   source?: string;
+  /** On a dataset made from another (dedup): the sha256 of the source's manifest.json as it was read, so lineage names exact bytes. */
+  source_manifest_sha256?: string;
+  /** On a manifest rewritten by an operation in place (split, card, export, report): the sha256 of the manifest it replaced. */
+  previous_manifest_sha256?: string;
   /** What decided the bytes of a generated dataset (lane, seeds, policy, formats, …), as generate recorded it. */
   run?: Record<string, unknown>;
   /** Set on a shard: which slice of the plan it holds, end exclusive. */
@@ -107,31 +112,4 @@ export async function writeManifest(root: string, fields: Omit<Manifest, 'format
 export function readManifest(root: string): Manifest | undefined {
   const path = join(root, MANIFEST_FILE);
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Manifest) : undefined;
-}
-
-/**
- * After an operation wrote into a directory: keep what the manifest said about
- * the dataset, apply the operation's own fields, and describe every file now
- * there.
- */
-export async function refreshManifest(root: string, fields: Partial<Omit<Manifest, 'format' | 'files'>> & Pick<Manifest, 'operation' | 'factory_version' | 'lanes' | 'counts'>): Promise<Manifest> {
-  const previous = readManifest(root);
-  const { format: _format, files: _files, ...kept } = previous ?? ({} as Partial<Manifest>);
-  return writeManifest(root, { ...kept, ...fields, counts: { ...kept.counts, ...fields.counts } });
-}
-
-/**
- * Lists one file an operation added (a report) in an existing manifest,
- * leaving every other entry as it was; false when the directory has no
- * manifest, which is then left absent.
- */
-export async function addFileToManifest(root: string, path: string): Promise<boolean> {
-  const manifest = readManifest(root);
-  if (manifest === undefined) return false;
-  const entry = await describeFile(root, path);
-  const files = manifest.files.filter((file) => file.path !== entry.path);
-  files.push(entry);
-  files.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
-  writeFileAtomically(join(root, MANIFEST_FILE), JSON.stringify({ ...manifest, files }, null, 2) + '\n');
-  return true;
 }

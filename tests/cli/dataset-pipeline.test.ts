@@ -16,7 +16,7 @@ describe('from generate to training-ready files', () => {
     const steps: [string[], RegExp][] = [
       [['generate', 'tool-world-dpo-v1', '--seeds', '0..0'], /^generate tool-world-dpo-v1: 35 episodes, 35 records written, 0 rejected/],
       [['dedup', 'datasets/tool-world-dpo-v1', '--out', 'datasets/dpo-clean'], /^dedup datasets\/tool-world-dpo-v1: 35 records, \d+ kept, \d+ dropped \(exact \d+, near \d+, semantic 0\)/],
-      [['audit', 'datasets/dpo-clean', '--parent', 'datasets/tool-world-dpo-v1'], /manifest ok, lines ok, ids ok, provenance ok, turns ok, columnar ok, reproduction ok\n$/],
+      [['audit', 'datasets/dpo-clean', '--parent', 'datasets/tool-world-dpo-v1'], /manifest ok, lines ok, ids ok, lineage ok, provenance ok, turns ok, columnar ok, reproduction ok\n$/],
       [['split', 'datasets/dpo-clean', '--test', '0.2'], /^split datasets\/dpo-clean: train \d+ records \(4 tasks\), test \d+ records \(1 task: /],
       [['export', 'sft', 'datasets/dpo-clean', '--out', 'sft.jsonl'], /^export sft datasets\/dpo-clean: \d+ rows from \d+ records/],
       [['export', 'sft', 'datasets/dpo-clean', '--out', 'sft-qwen.jsonl', '--render', 'hermes'], /rendered with hermes -> sft-qwen\.jsonl\n$/],

@@ -5,18 +5,21 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { ReportSummary } from '../../src/dataset/dataset-report.js';
+import { sealDataset } from '../fixtures/sealed-dataset.js';
 import { CLI, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 
-function copyOfSample(): { work: string; dir: string } {
+/** A copy of the committed sample, with the manifest a run would have written (the sample keeps only its records). */
+async function copyOfSample(): Promise<{ work: string; dir: string }> {
   const work = temporaryDirectory('ef-report-command-');
   const dir = join(work, 'faults');
   cpSync(SAMPLE, dir, { recursive: true });
+  await sealDataset(dir);
   return { work, dir };
 }
 
@@ -53,8 +56,8 @@ describe('report command', () => {
     assert.match(readFileSync(join(dir, 'README.md'), 'utf8'), /`report\.html`.*episode viewer/, 'the dataset card describes the report');
   });
 
-  it('writes elsewhere with --out without touching the dataset, and embeds fewer with --max-episodes', () => {
-    const { work, dir } = copyOfSample();
+  it('writes elsewhere with --out without touching the dataset, and embeds fewer with --max-episodes', async () => {
+    const { work, dir } = await copyOfSample();
     const before = readdirSync(dir).sort();
     const out = join(work, 'nested', 'deeper', 'faults.html');
     const result = runCli(REPO_ROOT, 'report', dir, '--out', out, '--max-episodes', '10', '--json');
@@ -66,8 +69,8 @@ describe('report command', () => {
     assert.match(readFileSync(out, 'utf8'), /The viewer holds 10 episodes of 80 records/);
   });
 
-  it('reports the duplicates dedup dropped', () => {
-    const { work } = copyOfSample();
+  it('reports the duplicates dedup dropped', async () => {
+    const { work } = await copyOfSample();
     const deduplicated = join(work, 'deduplicated');
     const dedup = runCli(REPO_ROOT, 'dedup', SAMPLE, '--out', deduplicated, '--json');
     assert.equal(dedup.status, 0, dedup.stderr);
@@ -81,17 +84,21 @@ describe('report command', () => {
     assert.match(readFileSync(summary.path, 'utf8'), new RegExp(`data-tile="dropped"><div class="tile-value">${dropped}<`));
   });
 
-  it('reports a dataset with unreadable lines, counting and naming them', () => {
-    const { dir } = copyOfSample();
+  it('reports a dataset with unreadable lines, counting and naming them', async () => {
+    const { dir } = await copyOfSample();
     appendFileSync(join(dir, 'episodes.jsonl'), 'not json\n');
+    // As a run would have written it, so the line is the report's to find, not the manifest check's.
+    rmSync(join(dir, 'manifest.json'));
+    await sealDataset(dir);
     const result = runCli(REPO_ROOT, 'report', dir);
-    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.status, 1, 'the report is written, and the exit status says a line is not a record');
+    assert.match(result.stderr, /faults\/episodes\.jsonl:81: not valid JSON/);
     assert.match(result.stdout, /80 records, 80 episodes in the viewer, 1 unreadable line left out \(listed in the report\)/);
     assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /<code>episodes\.jsonl:81<\/code> not valid JSON/);
   });
 
-  it('refuses what is not a dataset, a bad budget and a directory as --out, naming the fix', () => {
-    const { work, dir } = copyOfSample();
+  it('refuses what is not a dataset, a bad budget and a directory as --out, naming the fix', async () => {
+    const { work, dir } = await copyOfSample();
     const missing = runCli(REPO_ROOT, 'report', join(work, 'nothing-here'));
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /is not a directory.*fix: pass a directory written by `episode-factory generate`/);
@@ -104,8 +111,8 @@ describe('report command', () => {
     assert.match(directory.stderr, /is a directory.*fix: name the file/);
   });
 
-  it('shows progress on a terminal only', () => {
-    const { work, dir } = copyOfSample();
+  it('shows progress on a terminal only', async () => {
+    const { work, dir } = await copyOfSample();
     const command = [process.execPath, CLI, 'report', dir, '--out', join(work, 'terminal.html')].map((part) => `'${part}'`).join(' ');
     // `script` gives the command a real pseudo-terminal, as a person's shell would.
     const terminal = spawnSync('script', ['-qfec', `stty cols 160; ${command}`, '/dev/null'], { cwd: REPO_ROOT, encoding: 'utf8' });

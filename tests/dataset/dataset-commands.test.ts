@@ -13,16 +13,19 @@ import { FactoryError } from '../../src/core/errors.js';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { computeStats } from '../../src/dataset/dataset-stats.js';
 import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { sealDataset } from '../fixtures/sealed-dataset.js';
 import { REPO_ROOT, runCliAsync, temporaryDirectory } from '../helpers.js';
 
 interface Run {
   stdout: string;
   stderr: string;
+  /** What the command set as its exit status, when it set one. */
+  status?: number;
 }
 
 function captured(): { streams: Streams; output: Run } {
   const output: Run = { stdout: '', stderr: '' };
-  const sink = (key: keyof Run) => ({ write: (chunk: string) => ((output[key] += chunk), true) }) as unknown as Streams['stdout'];
+  const sink = (key: 'stdout' | 'stderr') => ({ write: (chunk: string) => ((output[key] += chunk), true) }) as unknown as Streams['stdout'];
   return { streams: { stdout: sink('stdout'), stderr: sink('stderr') }, output };
 }
 
@@ -32,7 +35,7 @@ async function run(...args: string[]): Promise<Run> {
     writeOut: (text) => streams.stdout.write(text),
     writeErr: (text) => streams.stderr.write(text),
   });
-  registerStats(program, streams);
+  registerStats(program, streams, (status) => (output.status = status));
   registerCard(program, streams);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   try {
@@ -51,8 +54,10 @@ describe('stats command', () => {
   it('prints the statistics as text with intervals', async () => {
     const lines = readFileSync(join(SAMPLE, 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
     const completed = lines.filter((line) => (JSON.parse(line) as { result: { task_completed: boolean } }).result.task_completed).length;
-    const { stdout, stderr } = await run('stats', SAMPLE);
-    assert.equal(stderr, '');
+    const { stdout, stderr, status } = await run('stats', SAMPLE);
+    // The committed sample keeps only its records: there is no manifest to check them against.
+    assert.equal(stderr, `stats: warning: ${SAMPLE} has no manifest.json: its files cannot be checked against the run that wrote them\n`);
+    assert.equal(status, 0);
     assert.ok(stdout.startsWith(`stats ${SAMPLE}\n`));
     assert.ok(stdout.includes(`task completion  ${formatRate(wilsonInterval(completed, lines.length))}\n`));
     assert.match(stdout, /faults: \d+ fired in \d+ episodes/);
@@ -67,9 +72,11 @@ describe('stats command', () => {
     const dir = temporaryDirectory();
     const lines = readFileSync(join(SAMPLE, 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
     writeFileSync(join(dir, 'episodes.jsonl'), [lines[0], 'not json', lines[1], lines[2]!.slice(0, 50)].join('\n'));
-    const { stdout, stderr } = await run('stats', dir);
+    await sealDataset(dir);
+    const { stdout, stderr, status } = await run('stats', dir);
     assert.match(stdout, /^records +2$/m);
     assert.match(stdout, /^problems +2 /m);
+    assert.equal(status, 1, 'the statistics are printed, and the exit status says some lines are not records');
     assert.deepEqual(
       stderr.trimEnd().split('\n').map((line) => line.replace(/: .*$/, '')),
       [`${join(dir, 'episodes.jsonl')}:2`, `${join(dir, 'episodes.jsonl')}:4`],
@@ -91,6 +98,7 @@ describe('card command', () => {
     const dir = join(temporaryDirectory(), 'faults');
     mkdirSync(dir);
     copyFileSync(join(SAMPLE, 'episodes.jsonl'), join(dir, 'episodes.jsonl'));
+    await sealDataset(dir);
     const { stdout, stderr } = await run('card', dir);
     assert.equal(stderr, '');
     assert.equal(stdout, `${join(dir, 'README.md')}\n`);
@@ -109,6 +117,7 @@ describe('card command', () => {
     const dir = join(temporaryDirectory(), 'licensed');
     mkdirSync(dir);
     copyFileSync(join(SAMPLE, 'episodes.jsonl'), join(dir, 'episodes.jsonl'));
+    await sealDataset(dir);
     await run('card', dir, '--license', 'apache-2.0');
     assert.match(readFileSync(join(dir, 'README.md'), 'utf8'), /^license: apache-2\.0$/m);
   });
@@ -117,6 +126,7 @@ describe('card command', () => {
     const dir = join(temporaryDirectory(), 'unlicensed');
     mkdirSync(dir);
     copyFileSync(join(SAMPLE, 'episodes.jsonl'), join(dir, 'episodes.jsonl'));
+    await sealDataset(dir);
     const lane = JSON.parse(readFileSync(join(REPO_ROOT, 'lanes', 'tool-world-faults-v1.json'), 'utf8')) as Record<string, unknown>;
     delete lane.dataset_card;
     const laneFile = join(temporaryDirectory(), 'tool-world-faults-v1.json');

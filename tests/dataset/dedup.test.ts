@@ -284,7 +284,7 @@ describe('dedup refusals', () => {
     torn[2] = '{"record_id": "broken", ';
     writeFileSync(join(dir, 'episodes.jsonl'), torn.join('\n') + '\n' + source[5]!.slice(0, 200));
     const outDir = join(work, 'torn-out');
-    const error = await refusal({ dir, outDir }, /2 line\(s\) that are not valid records/);
+    const error = await refusal({ dir, outDir }, /has 2 unreadable lines; nothing was deduplicated/);
     assert.deepEqual(
       error.problems.map((problem) => [problem.where, /not valid JSON|torn last line/.test(problem.reason)]),
       [
@@ -301,7 +301,7 @@ describe('dedup refusals', () => {
     mkdirSync(dir);
     const source = sourceLines(SAMPLE);
     writeFileSync(join(dir, 'episodes.jsonl'), [source[0], '{"record_id":"x"}', source[1]].join('\n') + '\n');
-    const error = await refusal({ dir, outDir: join(work, 'invalid-out') }, /1 line\(s\)/);
+    const error = await refusal({ dir, outDir: join(work, 'invalid-out') }, /has 1 unreadable line; nothing was deduplicated/);
     assert.equal(error.problems[0]!.where, join(dir, 'episodes.jsonl') + ':2');
     assert.match(error.problems[0]!.reason, /not a valid record/);
   });

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { refreshDataset } from '../../src/cli/refresh-dataset.js';
 import { canonicalJson } from '../../src/core/canonical-json.js';
 import { chatArguments, toChatMessages } from '../../src/dataset/chat-format.js';
+import { beginDatasetUpdate } from '../../src/dataset/dataset-inputs.js';
 import { exportConfig } from '../../src/dataset/export-configs.js';
 import { splitDataset } from '../../src/dataset/dataset-split.js';
 import { exportDpo, sharedPrompt, type DpoRow } from '../../src/dataset/export-dpo.js';
@@ -144,7 +144,8 @@ describe('exports into the dataset directory', () => {
     assert.equal(exported(split.splits[0]!) + exported(split.splits[1]!), exported(whole.splits[0]!), 'the splits partition the rows');
     const testIds = new Set(read<EpisodeRecord>(join(copy, 'test.jsonl')).map((record) => record.record_id));
     assert.ok(read<SftRow>(join(copy, 'sft', 'test.jsonl')).every((row) => testIds.has(row.record_id)));
-    await refreshDataset(copy, 'export sft');
+    // What `split` and `export sft` list in the manifest when run as commands.
+    await (await beginDatasetUpdate(copy, 'export sft', { inputs: ['episodes.jsonl'], outputs: ['split.json', 'train.jsonl', 'test.jsonl', 'sft/'] })).commit();
     rmSync(join(copy, 'split.json'));
     writeFileSync(join(copy, 'sft', 'notes.jsonl'), '{"mine": true}\n');
     const again = await exportConfig(copy, 'sft', {});

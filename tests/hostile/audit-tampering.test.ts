@@ -118,7 +118,7 @@ describe('audit against a rewritten manifest', () => {
       result.failures[0],
     );
     assertExcerpts(result.failures[0]!, record.messages[final]!.content);
-    assert.match(result.stdout, /manifest ok, lines ok, ids ok, provenance ok, turns ok, columnar 1 finding, reproduction ok\n$/);
+    assert.match(result.stdout, /manifest ok, lines ok, ids ok, lineage ok, provenance ok, turns ok, columnar 1 finding, reproduction ok\n$/);
   });
 
   it('finds episodes.parquet rewritten with one value changed, naming the file, the row, the record and the column', TIMEOUT, async () => {
@@ -210,7 +210,7 @@ describe('audit against a rewritten manifest', () => {
   it('passes a clean dataset with --full, reproducing every record; --json stays one object', TIMEOUT, () => {
     const result = audit(pristine, '--full');
     assert.equal(result.status, 0, result.stdout + result.stderr);
-    assert.equal(result.stdout, `audit ${pristine}: ${RECORDS} records, ${RECORDS} reproduced (every record); manifest ok, lines ok, ids ok, provenance ok, turns ok, columnar ok, reproduction ok\n`);
+    assert.equal(result.stdout, `audit ${pristine}: ${RECORDS} records, ${RECORDS} reproduced (every record); manifest ok, lines ok, ids ok, lineage ok, provenance ok, turns ok, columnar ok, reproduction ok\n`);
     assert.equal(result.stderr, '', 'no progress line when stderr is not a terminal');
     const json = audit(pristine, '--full', '--json');
     assert.equal(json.status, 0, json.stderr);

@@ -64,7 +64,7 @@ describe('audit against edited turns, with the copies and the manifest rewritten
     for (const dir of Object.values(pristine)) {
       const result = audit(dir, '--full');
       assert.equal(result.status, 0, result.stdout + result.stderr);
-      assert.match(result.stdout, /manifest ok, lines ok, ids ok, provenance ok, turns ok, columnar ok, reproduction ok\n$/);
+      assert.match(result.stdout, /manifest ok, lines ok, ids ok, lineage ok, provenance ok, turns ok, columnar ok, reproduction ok\n$/);
     }
   });
 

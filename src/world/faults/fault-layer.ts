@@ -7,6 +7,7 @@
 
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_JSON_DEPTH, valueDepth } from '../../core/bounded-json.js';
 import { isJsonObject, type JsonObject } from '../../core/json-value.js';
 import { substream } from '../../core/random.js';
 import { DEFAULT_ERROR_MESSAGES, param, type FaultEntry, type FaultKind } from './fault-plan.js';
@@ -85,7 +86,7 @@ export class FaultLayer {
 
   async start(): Promise<void> {
     this.downstream.onmessage = (message) => {
-      this.clientQueue = this.clientQueue.then(() => this.fromClient(message as Message)).catch((error) => this.report(error));
+      this.clientQueue = this.clientQueue.then(() => this.fromClient(message as Message)).catch((error) => this.failed(message as Message, error));
     };
     this.upstream.onmessage = (message) => this.fromServer(message as Message);
     this.downstream.onclose = () => void this.close('client');
@@ -116,13 +117,26 @@ export class FaultLayer {
     this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
   }
 
+  /** Handling a client's message failed: a request still gets an answer, so the client never waits for one that will not come. */
+  private failed(message: Message, error: unknown): void {
+    this.report(error);
+    if ('method' in message && 'id' in message) this.answerError(message.id, -32603, `Internal error: ${(error as Error)?.message ?? String(error)}`);
+  }
+
   private send(transport: Transport, message: Message): void {
     if (this.closed) return;
     transport.send(message).catch((error) => this.report(error));
   }
 
   private toClient(message: Message): void {
-    this.send(this.downstream, message);
+    if (this.closed) return;
+    this.downstream.send(message).catch((error: Error) => {
+      this.report(error);
+      // An answer the client cannot be sent (one JSON.stringify cannot write) becomes an error it can.
+      if (!('method' in message) && 'result' in message && 'id' in message) {
+        this.answerError(message.id as Id, -32603, `Internal error: the server's answer could not be sent on: ${error.message}`);
+      }
+    });
   }
 
   private toServer(message: Message): void {
@@ -295,6 +309,10 @@ export class FaultLayer {
     const call = ++this.state.calls;
     const name = String(request.params?.name);
     const args = (request.params?.arguments ?? {}) as JsonObject;
+    // The layer keys calls by their canonical arguments: past the limit that recursion is not safe.
+    if (valueDepth(args, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      return this.answerError(request.id, -32602, `Invalid params: the arguments nest deeper than ${MAX_JSON_DEPTH} levels (the limit on nesting)`);
+    }
     const original = this.upstreamName(name);
     if (original === undefined) return this.answerError(request.id, -32602, `Unknown tool: ${name}`);
     const place: FaultPlace = { tool: original, call, list: null };

@@ -3,13 +3,17 @@
 // so any MCP client can be chaos-tested against any server, in an environment
 // the caller stripped of secrets (core/child-environment). Every fired fault is
 // handed to the log as it happens. Nothing but protocol messages ever goes to
-// stdout; diagnostics go to stderr.
+// stdout; diagnostics go to stderr. What the client sends is read behind the
+// wire limits (bounded-stdio-transport): a message too large, too deep, not
+// JSON or not JSON-RPC is answered with a JSON-RPC error by the proxy itself,
+// never reaches the server or the fault layer, and the session goes on.
 
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Readable, Writable } from 'node:stream';
 import type { ChildEnvironment } from '../../core/child-environment.js';
 import { substream } from '../../core/random.js';
+import { BoundedStdioServerTransport } from '../bounded-stdio-transport.js';
+import { describeRefusal } from '../incoming-message.js';
 import type { FaultPlan } from './fault-plan.js';
 import { FaultLayer, type CloseReason } from './fault-layer.js';
 import { FaultState } from './fault-state.js';
@@ -49,29 +53,23 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
     options.diagnostics.write(`episode-factory proxy: fault ${fault.kind} (${fault.fault})${fault.tool ? ` on ${fault.tool}` : ''}: ${fault.detail}\n`);
   });
   const upstream = new StdioClientTransport({ command: options.command, args: options.args, env: options.env, stderr: 'inherit' });
-  const downstream = new StdioServerTransport(options.input, options.output);
+  const downstream = new BoundedStdioServerTransport(options.input, options.output, {
+    onRefused: (refusal) => options.diagnostics.write(`episode-factory proxy: ${describeRefusal(refusal)}\n`),
+  });
   let resolveClosed!: (reason: CloseReason) => void;
   const closed = new Promise<CloseReason>((resolve) => (resolveClosed = resolve));
   const layer = new FaultLayer(state, downstream, upstream, {
     onClosed: (reason) => resolveClosed(reason),
     onError: (error) => options.diagnostics.write(`episode-factory proxy: ${error.message}\n`),
   });
-  // The stdio server transport does not notice the end of its input by itself.
-  const clientGone = () => void layer.close('client');
-  options.input.once('end', clientGone);
-  options.input.once('close', clientGone);
+  // The downstream transport closes when the client closes its end of stdin, and only then.
   try {
-    try {
-      await layer.start();
-    } catch (error) {
-      throw new ProxyStartError((error as Error).message);
-    }
-    const reason = await closed;
-    return { ended: ENDED[reason], faults: state.fired.length, handshake: layer.handshakeCompleted };
-  } finally {
-    options.input.off('end', clientGone);
-    options.input.off('close', clientGone);
+    await layer.start();
+  } catch (error) {
+    throw new ProxyStartError((error as Error).message);
   }
+  const reason = await closed;
+  return { ended: ENDED[reason], faults: state.fired.length, handshake: layer.handshakeCompleted };
 }
 
 const ENDED: Record<CloseReason, ProxyResult['ended']> = {

@@ -6,8 +6,10 @@
 // client, runner, record, replay) sees only normalised bytes. Each rule has an
 // id that the record lists.
 
+import { posix } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { SHOWN_HOME } from './sandbox.js';
 
 export interface Normalisation {
   /** Stable id, listed in the record. */
@@ -16,36 +18,114 @@ export interface Normalisation {
   describe: string;
   /** Rewrites one string of a server's answer. */
   up(text: string): string;
-  /** Rewrites one string of a tool call's arguments (identity for one-way rules). */
-  down(text: string): string;
+  /**
+   * Rewrites one string of a tool call's arguments (identity for one-way
+   * rules); `argument` names the top-level argument the string is in.
+   */
+  down(text: string, argument?: string): string;
 }
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** A character that can continue a path component, so a match must not be followed by one. */
+const COMPONENT = 'A-Za-z0-9._-';
+
+export interface SandboxPathOptions {
+  /**
+   * The top-level arguments the server reads as paths (server-filesystem's
+   * `path`, `paths`, `source`, `destination`): these are resolved as the
+   * model means them before they go down, so no `..` can take the server
+   * above our private directory. Other arguments (file contents, patterns)
+   * are only rewritten where they name the shown root.
+   */
+  pathArguments?: readonly string[];
+  /**
+   * Other spellings of our private directory (`base`): `base` is realpath'd,
+   * and where TMPDIR goes through a symlink (macOS: /tmp and /var/folders
+   * under /private) the spelling under TMPDIR as given names it too.
+   */
+  aliases?: readonly string[];
+}
+
+/** `path` equals `directory` or lies under it (both resolved, POSIX). */
+function within(path: string, directory: string): boolean {
+  return path === directory || path.startsWith(directory === '/' ? '/' : `${directory}/`);
+}
+
 /**
  * The sandbox as the model sees it: `shown` (e.g. `/sandbox`) stands for the
  * real root, and `base` (our private temporary directory holding the root)
- * shows as `/`, so a `..` out of the root does not leak TMPDIR either.
- * Arguments are rewritten only where the whole string is the shown root or
- * starts with it followed by `/`.
+ * shows as `/`: the model sees a machine whose `/` is our private directory,
+ * as in a chroot. A path the model means to be above `/` is `/` (POSIX: `/..`
+ * is `/`), so no answer names what is above `base` — TMPDIR, its parents, the
+ * random name of `base` — and every answer is the same on every machine.
+ *
+ * Why not also rewrite TMPDIR and its parents in answers: they are ordinary
+ * text (`/tmp`), which a file the model wrote may hold; rewriting it would
+ * make the answer depend on the machine's TMPDIR, the very thing to avoid.
+ * Instead the server is never asked about a path above `base`: path
+ * arguments that would resolve there go down as the path the model meant,
+ * placed under `base` (the server then refuses it, as before, and the answer
+ * names the path the model meant). Everything else goes down as before:
+ * arguments that are exactly `shown` or start with it followed by `/` are
+ * rewritten to the real root, so the bytes the server sees (and echoes) are
+ * unchanged wherever they stay inside `base`.
  */
-export function sandboxPath(realRoot: string, shown: string, base: string): Normalisation {
-  const parent = base;
-  const rootPattern = new RegExp(`${escapeRegExp(realRoot)}(?=/|$|[^A-Za-z0-9._-])`, 'g');
-  const parentPattern = parent.length > 0 ? new RegExp(`${escapeRegExp(parent)}(?=/)`, 'g') : undefined;
+export function sandboxPath(realRoot: string, shown: string, base: string, options: SandboxPathOptions = {}): Normalisation {
+  const bases = [...new Set([base, ...(options.aliases ?? [])])].filter((form) => form.startsWith('/') && form.length > 1);
+  const roots = bases.map((form) => (realRoot.startsWith(`${base}/`) ? form + realRoot.slice(base.length) : realRoot));
+  // Longest spelling first; no spelling (a base of `/` or ``) is no pattern, never one that matches everywhere.
+  const pattern = (forms: readonly string[], after: string) =>
+    forms.length === 0 ? undefined : new RegExp(`(?:${[...new Set(forms)].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})${after}`, 'g');
+  // The real root wherever it is a whole path component; then `base/…` loses `base`, and `base` itself is `/`.
+  const rules: Array<[RegExp | undefined, string]> = [
+    [pattern(roots.length > 0 ? roots : [realRoot], `(?=/|$|[^${COMPONENT}])`), shown],
+    [pattern(bases, '(?=/)'), ''],
+    [pattern(bases, `(?=$|[^/${COMPONENT}])`), '/'],
+  ];
+  const pathArguments = new Set(options.pathArguments ?? []);
+
+  /** The real path of a path the model means (absolute, resolved in its view). */
+  const real = (meant: string): string => {
+    if (within(meant, shown)) return realRoot + meant.slice(shown.length);
+    return meant === '/' ? base : base + meant;
+  };
+
+  /** A string as before: the shown root, or a path under it, becomes the real one. */
+  const rooted = (text: string): string => {
+    if (text === shown) return realRoot;
+    if (text.startsWith(`${shown}/`)) return realRoot + text.slice(shown.length);
+    return text;
+  };
+
+  /**
+   * A path argument, as the model means it: `~` is its home (SHOWN_HOME, as
+   * a fresh child's HOME under `base` shows; a kept child's HOME is elsewhere
+   * and the server would expand `~` to that), an absolute path is in its
+   * view, and a relative one is relative to the shown root (the server
+   * resolves it against its allowed directory). Where the server would
+   * resolve the argument as before to the same place, it goes down as
+   * before; anywhere else, as the real path of what the model means.
+   */
+  const downPath = (text: string): string => {
+    // A Windows drive path the server refuses itself, echoing it as given.
+    if (/^[A-Za-z]:(?:[\\/]|$)/.test(text)) return text;
+    if (text === '~' || text.startsWith('~/')) return real(posix.resolve(SHOWN_HOME, `.${text.slice(1)}`));
+    const meant = posix.resolve(shown, text);
+    const sent = text.startsWith('/') ? rooted(text) : text;
+    return posix.resolve(realRoot, sent) === real(meant) ? sent : real(meant);
+  };
+
   return {
     id: 'sandbox-path',
     describe: `the sandbox's absolute path shows as ${shown}, the private directory holding it as /`,
     up(text) {
-      const rooted = text.replace(rootPattern, shown);
-      return parentPattern ? rooted.replace(parentPattern, '') : rooted;
+      return rules.reduce((current, [found, shownAs]) => (found ? current.replace(found, shownAs) : current), text);
     },
-    down(text) {
-      if (text === shown) return realRoot;
-      if (text.startsWith(`${shown}/`)) return realRoot + text.slice(shown.length);
-      return text;
+    down(text, argument) {
+      return argument !== undefined && pathArguments.has(argument) ? downPath(text) : rooted(text);
     },
   };
 }
@@ -85,8 +165,11 @@ export function normaliseUp(value: unknown, rules: readonly Normalisation[]): un
   return mapStrings(value, (text) => rules.reduce((current, rule) => rule.up(current), text));
 }
 
+/** Tool-call arguments on their way down: each string is rewritten knowing the top-level argument it is in. */
 export function normaliseDown(value: unknown, rules: readonly Normalisation[]): unknown {
-  return mapStrings(value, (text) => rules.reduceRight((current, rule) => rule.down(current), text));
+  const rewrite = (argument: string | undefined) => (text: string) => rules.reduceRight((current, rule) => rule.down(current, argument), text);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return mapStrings(value, rewrite(undefined));
+  return Object.fromEntries(Object.entries(value).map(([argument, item]) => [argument, mapStrings(item, rewrite(argument))]));
 }
 
 /**

@@ -5,20 +5,35 @@
 
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Sandbox } from '../server-world.js';
+
+const HOME = 'home';
 
 /** `<tmp>/episode-factory-<world>-XXXXXX/{root,home}`, realpath'd: servers realpath their directories, so results would otherwise carry another prefix. */
 export async function createSandbox(world: string, rootName = 'sandbox'): Promise<Sandbox> {
   const base = await realpath(await mkdtemp(join(tmpdir(), `episode-factory-${world}-`)));
   const root = join(base, rootName);
   await mkdir(root);
-  await mkdir(join(base, 'home'));
+  await mkdir(join(base, HOME));
   return { base, root };
 }
 
+/** The child's HOME as the model sees it (`base` shows as `/`): where a path argument starting with `~` points. */
+export const SHOWN_HOME = `/${HOME}`;
+
 export function sandboxHome(sandbox: Sandbox): string {
-  return join(sandbox.base, 'home');
+  return join(sandbox.base, HOME);
+}
+
+/**
+ * Other spellings of the sandbox's private directory than its realpath: the
+ * one under TMPDIR as this process gives it, where TMPDIR goes through a
+ * symlink (macOS: /tmp and /var/folders live under /private).
+ */
+export function sandboxAliases(sandbox: Sandbox): string[] {
+  const given = resolve(tmpdir(), basename(sandbox.base));
+  return given === sandbox.base ? [] : [given];
 }
 
 export async function removeSandbox(sandbox: Sandbox): Promise<void> {

@@ -56,6 +56,33 @@ describe('normalisations', () => {
     assert.equal(rule.up('/tmp/ef-abcd/sandbox'), '/tmp/ef-abcd/sandbox');
   });
 
+  it('shows the holder itself as /, under any spelling of it, and never asks the server about a path above it', () => {
+    const rule = sandboxPath('/private/tmp/ef-abc/sandbox', '/sandbox', '/private/tmp/ef-abc', { pathArguments: ['path', 'paths'], aliases: ['/tmp/ef-abc'] });
+    assert.equal(rule.up('Access denied: /private/tmp/ef-abc not in /private/tmp/ef-abc/sandbox'), 'Access denied: / not in /sandbox');
+    assert.equal(rule.up("scandir '/tmp/ef-abc/sandbox/x', '/tmp/ef-abc', '/tmp/ef-abc/home'"), "scandir '/sandbox/x', '/', '/home'");
+    assert.equal(rule.up('/private/tmp/ef-abcd and /tmp/ef-abc.old'), '/private/tmp/ef-abcd and /tmp/ef-abc.old', 'another directory is not the holder');
+    assert.equal(rule.up('/tmp/cache and /private/tmp'), '/tmp/cache and /private/tmp', 'TMPDIR as text is left alone');
+    // Path arguments: what stays inside the holder goes down as before; what would climb above it goes down as the path the model means.
+    assert.equal(rule.down('/sandbox/../escape.txt', 'path'), '/private/tmp/ef-abc/sandbox/../escape.txt');
+    assert.equal(rule.down('/sandbox/..', 'path'), '/private/tmp/ef-abc/sandbox/..');
+    assert.equal(rule.down('/sandbox/../..', 'path'), '/private/tmp/ef-abc');
+    assert.equal(rule.down('/sandbox/../../etc/passwd', 'path'), '/private/tmp/ef-abc/etc/passwd');
+    assert.equal(rule.down('../../x', 'paths'), '/private/tmp/ef-abc/x');
+    assert.equal(rule.down('../x', 'path'), '../x');
+    assert.equal(rule.down('docs/a.md', 'path'), 'docs/a.md');
+    assert.equal(rule.down('/etc/passwd', 'path'), '/private/tmp/ef-abc/etc/passwd');
+    assert.equal(rule.down('/etc/../sandbox/a', 'path'), '/private/tmp/ef-abc/sandbox/a');
+    assert.equal(rule.down('~', 'path'), '/private/tmp/ef-abc/home');
+    assert.equal(rule.down('~/../../x', 'path'), '/private/tmp/ef-abc/x');
+    assert.equal(rule.down('C:/x', 'path'), 'C:/x', 'the server refuses a drive path itself');
+    // Other arguments (contents) are rewritten only where they name the shown root, as before.
+    assert.equal(rule.down('/sandbox/../..', 'content'), '/private/tmp/ef-abc/sandbox/../..');
+    assert.equal(rule.down('../../x', 'content'), '../../x');
+    assert.equal(rule.down('/sandbox/../..'), '/private/tmp/ef-abc/sandbox/../..');
+    // A holder of `/` has no spelling to rewrite: nothing else is touched.
+    assert.equal(sandboxPath('/sandbox', '/sandbox', '/').up('a /b c/ /sandbox/x'), 'a /b c/ /sandbox/x');
+  });
+
   it('prints every Date#toString() as the pinned instant in UTC', () => {
     const rule = jsDateString(PINNED);
     assert.equal(

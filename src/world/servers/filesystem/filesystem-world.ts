@@ -4,8 +4,9 @@
 // planted typo, a to-do list, quarterly reports, and no archive folder yet),
 // the state probe that reads the tree back (relative paths, contents, sha256,
 // lines, parsed settings and front matter; no times, modes or owners), and
-// the declared normalisations: the sandbox shows as /sandbox, dates printed
-// by get_file_info show as the lane's pinned date.
+// the declared normalisations: the sandbox shows as /sandbox (its holder as /,
+// and no path argument reaches above it), dates printed by get_file_info show
+// as the lane's pinned date.
 
 import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -18,8 +19,15 @@ import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { Sandbox, ServerWorld } from '../../server-world.js';
 import { CLAIM_SUBJECT, catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { jsDateString, sandboxPath } from '../normalising-transport.js';
+import { sandboxAliases } from '../sandbox.js';
 
 const SHOWN_ROOT = '/sandbox';
+/**
+ * The arguments the server reads as paths (every tool's `path`, read_multiple_files'
+ * `paths`, move_file's `source` and `destination`): the sandbox-path rule resolves
+ * them as the model means them, so none takes the server above the sandbox's holder.
+ */
+const PATH_ARGUMENTS = ['path', 'paths', 'source', 'destination'];
 
 const SETTINGS: Record<string, readonly string[]> = {
   API_URL: ['https://api.internal.example/v2', 'https://gateway.example.net/v1', 'https://svc.example.org/api'],
@@ -187,5 +195,5 @@ export const filesystemServerWorld: ServerWorld = {
     }
   },
   probe: probeFilesystemSandbox,
-  normalisations: (sandbox, pinnedDate) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base), jsDateString(pinnedDate)],
+  normalisations: (sandbox, pinnedDate) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base, { pathArguments: PATH_ARGUMENTS, aliases: sandboxAliases(sandbox) }), jsDateString(pinnedDate)],
 };

@@ -16,6 +16,7 @@ import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { Sandbox, ServerWorld } from '../../server-world.js';
 import { CLAIM_SUBJECT, catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { sandboxPath } from '../normalising-transport.js';
+import { sandboxAliases } from '../sandbox.js';
 
 const SHOWN_ROOT = '/sandbox';
 /** The graph file: always absolute and inside the sandbox (a relative or missing MEMORY_FILE_PATH writes into the package directory). */
@@ -354,5 +355,5 @@ export const memoryServerWorld: ServerWorld = {
   },
   probe: probeMemorySandbox,
   // No result of this server shows a path (measured), but an unexpected error could: declared so it never leaks.
-  normalisations: (sandbox) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base)],
+  normalisations: (sandbox) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base, { aliases: sandboxAliases(sandbox) })],
 };

@@ -31,6 +31,7 @@ import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { Sandbox, ServerPackage, ServerWorld } from '../../server-world.js';
 import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { jsDateString, sandboxPath } from '../normalising-transport.js';
+import { sandboxAliases } from '../sandbox.js';
 import { installedPackage } from '../server-package.js';
 import { sqlContainmentGuard } from './sql-containment.js';
 
@@ -479,6 +480,6 @@ export const sqliteServerWorld: ServerWorld = {
     await writeStore(join(sandbox.root, DB_FILE), drawStore(random));
   },
   probe: probeSqliteSandbox,
-  normalisations: (sandbox, pinnedDate) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base), jsDateString(pinnedDate)],
+  normalisations: (sandbox, pinnedDate) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base, { aliases: sandboxAliases(sandbox) }), jsDateString(pinnedDate)],
   guards: [sqlContainmentGuard],
 };
