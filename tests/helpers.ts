@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after } from 'node:test';
+import { after, afterEach, beforeEach } from 'node:test';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const CLI = join(REPO_ROOT, 'bin', 'episode-factory.js');
@@ -16,6 +16,23 @@ export function temporaryDirectory(prefix = 'ef-test-'): string {
   const directory = mkdtempSync(join(tmpdir(), prefix));
   after(() => rmSync(directory, { recursive: true, force: true }));
   return directory;
+}
+
+/**
+ * Runs every test of the calling file without SOURCE_DATE_EPOCH (records then
+ * carry the lane's own produced_at, as a user's run does), and puts back what
+ * was there after each.
+ */
+export function withoutSourceDateEpoch(): void {
+  let saved: string | undefined;
+  beforeEach(() => {
+    saved = process.env.SOURCE_DATE_EPOCH;
+    delete process.env.SOURCE_DATE_EPOCH;
+  });
+  afterEach(() => {
+    if (saved === undefined) delete process.env.SOURCE_DATE_EPOCH;
+    else process.env.SOURCE_DATE_EPOCH = saved;
+  });
 }
 
 export interface CliResult {

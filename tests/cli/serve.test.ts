@@ -16,6 +16,7 @@ import { substream } from '../../src/core/random.js';
 import type { World } from '../../src/world/world-contract.js';
 import { getScriptedWorld, scriptedWorldNames } from '../../src/world/world-registry.js';
 import { CLI, runCli, temporaryDirectory } from '../helpers.js';
+import { startServeHttp, type ServedHttp } from '../serve-http.js';
 
 const SEED = 3;
 
@@ -80,17 +81,8 @@ function expected(world: World<any>) {
   return { probe, read: read.value, write: write.value, after: world.snapshot(state) };
 }
 
-function startHttp(world: string, dumpFile: string): Promise<{ child: ChildProcessWithoutNullStreams; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', world, '--seed', String(SEED), '--http', '0', '--dump-state', dumpFile]);
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /at (http:\/\/127\.0\.0\.1:[0-9]+\/mcp)/.exec(stderr);
-      if (match) resolve({ child, url: match[1]!, stderr: () => stderr });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)));
-  });
+function startHttp(world: string, dumpFile: string): Promise<ServedHttp> {
+  return startServeHttp([world, '--seed', String(SEED), '--dump-state', dumpFile]);
 }
 
 const exited = (child: ChildProcessWithoutNullStreams) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { auditDataset } from '../../src/factory/audit-dataset.js';
 import { EnvironmentDataset } from '../../src/factory/environment-dataset.js';
 import { startEnvironmentServer, type EnvironmentServer, type EnvironmentServerOptions } from '../../src/factory/environment-server.js';
@@ -20,17 +20,9 @@ import { readTrace } from '../../src/runner/trace.js';
 import type { World } from '../../src/world/world-contract.js';
 import { registerWorld } from '../../src/world/world-registry.js';
 import { assistantTurns, drive, generatedRecord, get, post, request } from '../environment-client.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { REPO_ROOT, temporaryDirectory, withoutSourceDateEpoch } from '../helpers.js';
 
-let savedEpoch: string | undefined;
-beforeEach(() => {
-  savedEpoch = process.env.SOURCE_DATE_EPOCH;
-  delete process.env.SOURCE_DATE_EPOCH;
-});
-afterEach(() => {
-  if (savedEpoch === undefined) delete process.env.SOURCE_DATE_EPOCH;
-  else process.env.SOURCE_DATE_EPOCH = savedEpoch;
-});
+withoutSourceDateEpoch();
 
 const servers: EnvironmentServer[] = [];
 after(async () => {

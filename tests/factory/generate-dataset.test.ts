@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { replayDataset } from '../../src/factory/replay-dataset.js';
@@ -16,7 +16,7 @@ import { SCRIPTED_VARIANTS } from '../../src/policy/scripted-policy.js';
 import { FAULT_KINDS } from '../../src/world/faults/fault-plan.js';
 import { registerWorld } from '../../src/world/world-registry.js';
 import { flakyLane, flakyWorld } from '../fixtures/flaky-world.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { REPO_ROOT, temporaryDirectory, withoutSourceDateEpoch } from '../helpers.js';
 
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -39,15 +39,7 @@ function assertPassOrder(events: readonly TraceEvent[], recordId: string): void 
   assert.equal(events[events.length - 1]!.phase, 'verify');
 }
 
-let savedEpoch: string | undefined;
-beforeEach(() => {
-  savedEpoch = process.env.SOURCE_DATE_EPOCH;
-  delete process.env.SOURCE_DATE_EPOCH;
-});
-afterEach(() => {
-  if (savedEpoch === undefined) delete process.env.SOURCE_DATE_EPOCH;
-  else process.env.SOURCE_DATE_EPOCH = savedEpoch;
-});
+withoutSourceDateEpoch();
 
 describe('generate', () => {
   it('writes byte-identical episodes for the same lane and seeds', async () => {

@@ -6,7 +6,6 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -19,8 +18,8 @@ import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { writeColumnar } from '../../src/records/columnar-files.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import type { Manifest } from '../../src/records/manifest.js';
 import { CLI, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
+import { rewriteManifest } from '../fixtures/sealed-dataset.js';
 
 const TIMEOUT = { timeout: 120_000 };
 const RECORDS = 40;
@@ -40,18 +39,6 @@ function copy(): string {
 
 const lines = (dir: string) => readFileSync(join(dir, 'episodes.jsonl'), 'utf8').split('\n').filter(Boolean);
 const records = (dir: string) => lines(dir).map((line) => JSON.parse(line) as EpisodeRecord);
-
-/** What the attacker does last: make the manifest's sha256 and size agree with the edited files (with sha256sum and stat, no factory code). */
-function rewriteManifest(dir: string, ...files: string[]): void {
-  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
-  for (const file of files) {
-    const entry = manifest.files.find((listed) => listed.path === file);
-    assert.ok(entry, `${file} is in the manifest`);
-    const bytes = readFileSync(join(dir, file));
-    Object.assign(entry, { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length });
-  }
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-}
 
 /** A record whose final answer contains a digit, outside the default sample (or anywhere, when `outsideSample` is false). */
 function target(dir: string, outsideSample: boolean): { index: number; record: EpisodeRecord; final: number } {

@@ -19,6 +19,7 @@ import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import type { Manifest } from '../../src/records/manifest.js';
 import { REPO_ROOT, runCliWithin, temporaryDirectory, type TimedCliResult } from '../helpers.js';
+import { rewriteManifest } from '../fixtures/sealed-dataset.js';
 
 const TIMEOUT = { timeout: 240_000 };
 const LIMIT_MS = 90_000;
@@ -38,17 +39,6 @@ function copy(): string {
 const episodes = (dir: string) => join(dir, 'episodes.jsonl');
 const lines = (dir: string) => readFileSync(episodes(dir), 'utf8').split('\n').filter(Boolean);
 const writeLines = (dir: string, all: readonly string[]) => writeFileSync(episodes(dir), all.join('\n') + '\n');
-
-/** The attacker's last step: the manifest's sha256 and size agree with the edited files again. */
-function rewriteManifest(dir: string, ...files: string[]): void {
-  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Manifest;
-  for (const file of files) {
-    const entry = manifest.files.find((listed) => listed.path === file)!;
-    const bytes = readFileSync(join(dir, file));
-    Object.assign(entry, { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length });
-  }
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-}
 
 const cli = (dir: string, ...args: string[]) => runCliWithin(LIMIT_MS, dir, ...args);
 

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { MAX_JSON_DEPTH } from '../../src/core/bounded-json.js';
 import { auditDataset } from '../../src/factory/audit-dataset.js';
 import { EnvironmentEpisode } from '../../src/factory/environment-episode.js';
@@ -20,19 +20,11 @@ import { MAX_BODY_BYTES, MAX_BODY_DEPTH, startEnvironmentServer, type Environmen
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { Action } from '../../src/policy/policy-contract.js';
 import { assistantTurns, drive, generatedRecord, get, post, request } from '../environment-client.js';
-import { nested, REPO_ROOT, runWithin, temporaryDirectory } from '../helpers.js';
+import { nested, REPO_ROOT, runWithin, temporaryDirectory, withoutSourceDateEpoch } from '../helpers.js';
 
 const TIMEOUT = 120_000;
 
-let savedEpoch: string | undefined;
-beforeEach(() => {
-  savedEpoch = process.env.SOURCE_DATE_EPOCH;
-  delete process.env.SOURCE_DATE_EPOCH;
-});
-afterEach(() => {
-  if (savedEpoch === undefined) delete process.env.SOURCE_DATE_EPOCH;
-  else process.env.SOURCE_DATE_EPOCH = savedEpoch;
-});
+withoutSourceDateEpoch();
 
 const servers: EnvironmentServer[] = [];
 after(async () => {

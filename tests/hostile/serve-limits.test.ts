@@ -8,13 +8,13 @@
 // one more initialize is refused with 503 until a session ends.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { MAX_JSON_DEPTH } from '../../src/core/bounded-json.js';
 import { MAX_STDIO_MESSAGE_BYTES } from '../../src/world/bounded-stdio-transport.js';
 import { MAX_HTTP_BODY_BYTES } from '../../src/world/http-world-host.js';
 import { CLI, REPO_ROOT, runCliWithin } from '../helpers.js';
+import { startServeHttp, stopServe } from '../serve-http.js';
 import { deepCall, INITIALIZE, oversizedCall, startStdioSession, type StdioSession } from '../stdio-session.js';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -32,28 +32,6 @@ async function stillServes(session: StdioSession, id: number): Promise<void> {
   session.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }));
   const answer = await session.answer((candidate) => candidate.id === id);
   assert.ok(answer.result?.tools?.some((tool: { name: string }) => tool.name === 'list_tasks'), JSON.stringify(answer).slice(0, 500));
-}
-
-function startHttpServe(...extra: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', 'tasks', '--seed', '2', '--http', '0', ...extra]);
-  const killer = setTimeout(() => child.kill('SIGKILL'), 110_000);
-  child.once('exit', () => clearTimeout(killer));
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /at (http:\/\/127\.0\.0\.1:[0-9]+\/mcp)/.exec(stderr);
-      if (match) resolve({ child, url: match[1]!, stderr: () => stderr });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)));
-  });
-}
-
-async function stop(child: ChildProcessWithoutNullStreams): Promise<number | string | null> {
-  if (child.exitCode !== null) return child.exitCode;
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-  child.kill('SIGTERM');
-  return exited;
 }
 
 async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: any }> {
@@ -170,7 +148,7 @@ describe('hostile: serve over stdio', () => {
 
 describe('hostile: serve over HTTP', () => {
   it(`answers 413 to a 50 MB body at once, heard by a client that sends it all first, and the session goes on`, { timeout: 120_000 }, async () => {
-    const server = await startHttpServe();
+    const server = await startServeHttp(['tasks', '--seed', '2']);
     try {
       const session = await openSession(server.url);
       for (const chunked of [false, true]) {
@@ -185,12 +163,12 @@ describe('hostile: serve over HTTP', () => {
       assert.equal(listed.status, 200);
       assert.ok(listed.body.result.tools.length > 0);
     } finally {
-      assert.equal(await stop(server.child), 0);
+      assert.equal(await stopServe(server.child), 0);
     }
   });
 
   it('answers deep nesting with 400 -32600 naming the limit, and JSON that is not JSON-RPC with 400 -32600, both with the id', { timeout: 120_000 }, async () => {
-    const server = await startHttpServe();
+    const server = await startServeHttp(['tasks', '--seed', '2']);
     try {
       const session = await openSession(server.url);
       const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
@@ -205,12 +183,12 @@ describe('hostile: serve over HTTP', () => {
       const notJson = await post(server.url, '{"jsonrpc":', headers);
       assert.deepEqual([notJson.status, notJson.body.error.code], [400, -32700]);
     } finally {
-      assert.equal(await stop(server.child), 0);
+      assert.equal(await stopServe(server.child), 0);
     }
   });
 
   it('holds at most --max-sessions sessions: one more initialize gets 503 naming the cap; DELETE frees a slot', { timeout: 120_000 }, async () => {
-    const server = await startHttpServe('--max-sessions', '2');
+    const server = await startServeHttp(['tasks', '--seed', '2', '--max-sessions', '2']);
     try {
       const first = await openSession(server.url);
       await openSession(server.url);
@@ -222,7 +200,7 @@ describe('hostile: serve over HTTP', () => {
       assert.equal(closed.status, 200);
       await openSession(server.url);
     } finally {
-      assert.equal(await stop(server.child), 0);
+      assert.equal(await stopServe(server.child), 0);
     }
   });
 

@@ -5,7 +5,6 @@
 // working; the Host check against DNS rebinding stays.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +14,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { canonicalJson } from '../../src/core/canonical-json.js';
 import { substream } from '../../src/core/random.js';
 import { getScriptedWorld } from '../../src/world/world-registry.js';
-import { CLI, runCli, temporaryDirectory } from '../helpers.js';
+import { runCli, temporaryDirectory } from '../helpers.js';
+import { startServeHttp, stopServe } from '../serve-http.js';
 
 const SEED = 4;
 const EVIL = 'http://evil.example';
@@ -25,26 +25,6 @@ const openTask = Object.values<any>(initial.tasks).find((task) => task.status !=
 
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } } };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-function startServe(dumpFile: string, ...extra: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', 'tasks', '--seed', String(SEED), '--http', '0', '--dump-state', dumpFile, ...extra]);
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /at (http:\/\/127\.0\.0\.1:[0-9]+\/mcp)/.exec(stderr);
-      if (match) resolve({ child, url: match[1]!, stderr: () => stderr });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)));
-  });
-}
-
-async function stop(child: ChildProcessWithoutNullStreams): Promise<number | null> {
-  if (child.exitCode !== null) return child.exitCode;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  return exited;
-}
 
 async function sdkClient(url: string, headers: Record<string, string> = {}) {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
@@ -56,7 +36,7 @@ async function sdkClient(url: string, headers: Record<string, string> = {}) {
 describe('hostile: serve --http and web pages', () => {
   it('refuses a request from a foreign Origin with 403 before anything runs; the SDK client (no Origin) keeps working', { timeout: 60_000 }, async () => {
     const dump = join(temporaryDirectory('ef-hostile-origin-'), 'state.json');
-    const server = await startServe(dump);
+    const server = await startServeHttp(['tasks', '--seed', String(SEED), '--dump-state', dump]);
     try {
       const refused = await fetch(server.url, { method: 'POST', headers: { ...MCP_HEADERS, origin: EVIL }, body: JSON.stringify(INITIALIZE) });
       assert.equal(refused.status, 403);
@@ -84,7 +64,7 @@ describe('hostile: serve --http and web pages', () => {
       assert.ok(tools.tools.some((tool) => tool.name === 'complete_task'));
       await client.close();
     } finally {
-      assert.equal(await stop(server.child), 0, server.stderr());
+      assert.equal(await stopServe(server.child), 0, server.stderr());
     }
     assert.equal(canonicalJson(JSON.parse(readFileSync(dump, 'utf8'))), canonicalJson(initial), 'the world is as built: nothing ran');
     assert.match(server.stderr(), /refused a POST request from origin http:\/\/evil\.example/);
@@ -92,7 +72,7 @@ describe('hostile: serve --http and web pages', () => {
 
   it('serves an origin named with --allow-origin, with CORS headers, and still refuses others', { timeout: 60_000 }, async () => {
     const dump = join(temporaryDirectory('ef-hostile-origin-'), 'state.json');
-    const server = await startServe(dump, '--allow-origin', EVIL, '--allow-origin', 'http://localhost:5173/');
+    const server = await startServeHttp(['tasks', '--seed', String(SEED), '--dump-state', dump, '--allow-origin', EVIL, '--allow-origin', 'http://localhost:5173/']);
     try {
       assert.match(server.stderr(), /web pages from http:\/\/evil\.example, http:\/\/localhost:5173 may call it/);
       const preflight = await fetch(server.url, {
@@ -124,14 +104,14 @@ describe('hostile: serve --http and web pages', () => {
       assert.ok((await plain.client.listTools()).tools.length > 0);
       await plain.client.close();
     } finally {
-      assert.equal(await stop(server.child), 0, server.stderr());
+      assert.equal(await stopServe(server.child), 0, server.stderr());
     }
     const after = JSON.parse(readFileSync(dump, 'utf8'));
     assert.equal(after.tasks[openTask.id].status, 'done', 'the allowed page did complete the task');
   });
 
   it('keeps the Host check against DNS rebinding', { timeout: 60_000 }, async () => {
-    const server = await startServe(join(temporaryDirectory('ef-hostile-origin-'), 'state.json'));
+    const server = await startServeHttp(['tasks', '--seed', String(SEED), '--dump-state', join(temporaryDirectory('ef-hostile-origin-'), 'state.json')]);
     try {
       const url = new URL(server.url);
       const status = await new Promise<number>((resolve, reject) => {
@@ -144,7 +124,7 @@ describe('hostile: serve --http and web pages', () => {
       });
       assert.equal(status, 403);
     } finally {
-      assert.equal(await stop(server.child), 0, server.stderr());
+      assert.equal(await stopServe(server.child), 0, server.stderr());
     }
   });
 
