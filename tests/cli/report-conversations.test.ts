@@ -15,6 +15,7 @@ import type { EpisodeRecord, RecordAssistantMessage } from '../../src/records/ep
 import { conversationDataset, DIALOGUE_LANE, mostCallsInATurn, PARALLEL_LANE, readRecords, simulatedUserTurns } from '../conversation-lanes.js';
 import { launchChromium } from '../headless-chromium.js';
 import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
+import { rewriteManifest } from '../fixtures/sealed-dataset.js';
 
 const HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">';
 const REFUSED = new Set(['invalid_arguments', 'unknown_tool', 'tool_call_limit', 'malformed_tool_call']);
@@ -69,6 +70,8 @@ describe('the report shows several calls a turn and the user simulator', () => {
     hostile.messages[hostile.messages.findLastIndex((message) => message.role === 'user')]!.content = HOSTILE;
     hostileId = hostile.record_id;
     writeFileSync(join(dialogue, 'episodes.jsonl'), records.map((record) => JSON.stringify(record)).join('\n') + '\n');
+    // The report checks the records against the manifest: made to agree, as the simulator would have written the reply.
+    rewriteManifest(dialogue, 'episodes.jsonl');
     for (const dir of [parallel, dialogue]) assert.equal(runCli(REPO_ROOT, 'report', dir).status, 0);
     browser = await launchChromium();
   });
