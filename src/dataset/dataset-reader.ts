@@ -21,8 +21,6 @@ export interface DatasetRow {
   record: EpisodeRecord;
   /** The exact bytes of the line. */
   text: string;
-  /** Set when an earlier line holds this very record, byte for byte: the line it repeats. */
-  repeats?: number;
 }
 
 export interface DatasetProblem {
@@ -88,11 +86,10 @@ export async function* streamDataset(dir: string, file = EPISODES_FILE): AsyncGe
     const record = value as EpisodeRecord;
     const sha256 = sha256Hex(entry.text);
     const earlier = seen.get(record.record_id);
-    if (earlier === undefined) {
-      seen.set(record.record_id, { line: entry.line, sha256 });
+    // The same bytes again are an exact duplicate (dedup's to drop); other bytes under the same id are not.
+    if (earlier === undefined || earlier.sha256 === sha256) {
+      if (earlier === undefined) seen.set(record.record_id, { line: entry.line, sha256 });
       yield { row: { line: entry.line, record, text: entry.text } };
-    } else if (earlier.sha256 === sha256) {
-      yield { row: { line: entry.line, record, text: entry.text, repeats: earlier.line } };
     } else {
       yield {
         problem: {
