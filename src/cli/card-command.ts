@@ -41,7 +41,7 @@ export function registerCard(program: Command, streams: Streams): void {
     .option('--license <id>', "the license id for the front matter (mit, apache-2.0, cc-by-4.0, ...), instead of the lanes' dataset_card.license")
     .option('--draft', 'write the card even when it is not fit to publish: a placeholder license, stale exports left out, each reason on stderr')
     .option('--lane <file>', "read dataset_card from this lane file instead of looking each lane up by name (a lane kept outside lanes/)")
-    .option('--json', 'print {path, draft, problems} as JSON')
+    .option('--json', 'print {path, draft, not_publishable} as JSON')
     .addHelpText(
       'after',
       '\nIn the lane:\n  "dataset_card": {"license": "cc-by-4.0", "task_categories": ["text-generation"]}\n\n' +

@@ -1,9 +1,9 @@
 // Owns checking a dataset directory against its manifest: every listed path
 // stays inside the directory, and every listed file still has the sha256 and
 // size the manifest gives it. Audit reports each difference; every other
-// command that reads a dataset stops on the first sight of one, before it
-// reads a record or writes a byte, so no command turns tampered files into
-// output that looks verified.
+// command that reads a dataset stops when the files it reads differ, naming
+// each difference, before it reads a record or writes a byte, so no command
+// turns tampered files into output that looks verified.
 
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
