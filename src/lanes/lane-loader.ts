@@ -15,10 +15,10 @@ import { BUILTIN_LANES_DIR } from '../core/package-paths.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import { DEFAULT_LIMITS } from '../runner/limits.js';
 import { EMPTY_PLAN } from '../world/faults/fault-plan.js';
-import type { Lane, LaneDocument } from './lane.js';
+import { REWRITES_FORMAT, type Lane, type LaneDocument, type RewritesCache } from './lane.js';
 import { limitReason, parseDefinition, readDefinitionFile } from './definition-file.js';
 import { checkLane } from './lane-checks.js';
-import { applyRewrites, REWRITES_FORMAT, type RewritesCache } from './phrasing-rewrites.js';
+import { applyRewrites } from './phrasing-rewrites.js';
 import { parseSeedRange } from './seed-range.js';
 
 function validateLaneSchema(document: unknown): { where: string; reason: string }[] {

@@ -4,7 +4,6 @@
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Limits } from '../runner/limits.js';
 import type { FaultPlan } from '../world/faults/fault-plan.js';
-import type { RewritesCache } from './phrasing-rewrites.js';
 
 export type Matcher =
   | { equals: JsonValue }
@@ -176,6 +175,16 @@ export interface Lane {
   seeds: SeedRange;
   /** The rewrites cache the lane names, already applied to `document`'s task messages. */
   rewrites?: RewritesCache;
+}
+
+export const REWRITES_FORMAT = 'episode-factory.rewrites.v1';
+
+/** A lane's rewrites cache (phrasing-rewrites.ts): phrasings a writer model added to its tasks' requests ahead of a run. */
+export interface RewritesCache {
+  format: typeof REWRITES_FORMAT;
+  lane: string;
+  writer: JsonObject & { role: 'writer'; kind: string; name: string; version: string };
+  tasks: Record<string, string[]>;
 }
 
 export interface SeedRange {

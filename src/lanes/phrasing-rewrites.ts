@@ -5,19 +5,9 @@
 // cache is part of the lane's hash, and what a rewritten task's records were
 // drawn from is pinned by the writer actor. No run ever asks the model.
 
-import type { JsonObject } from '../core/json-value.js';
 import { templateExpressions } from '../core/template.js';
-import type { LaneDocument, PhrasingRules, UserText } from './lane.js';
+import type { LaneDocument, PhrasingRules, RewritesCache, UserText } from './lane.js';
 import { START_RULE, isGrammar, phrasingsOf } from './phrasing-grammar.js';
-
-export const REWRITES_FORMAT = 'episode-factory.rewrites.v1';
-
-export interface RewritesCache {
-  format: typeof REWRITES_FORMAT;
-  lane: string;
-  writer: JsonObject & { role: 'writer'; kind: string; name: string; version: string };
-  tasks: Record<string, string[]>;
-}
 
 /** The cache file a lane names, next to the lane file. */
 export function rewritesFileName(laneName: string): string {

@@ -9,6 +9,7 @@ import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
 import type { ArgumentGuard } from './servers/guarding-transport.js';
 import type { Normalisation } from './servers/normalising-transport.js';
+import type { Sandbox } from './servers/sandbox.js';
 import type { ToolSpec, World } from './world-contract.js';
 
 export interface ServerPackage {
@@ -18,13 +19,6 @@ export interface ServerPackage {
   version: string;
   /** The server's entry file inside the package, run with this Node. */
   entry: string;
-}
-
-export interface Sandbox {
-  /** Our private temporary directory holding the root; shows to the model as `/`. */
-  base: string;
-  /** The directory the server works in; shows to the model as the world's shownRoot. */
-  root: string;
 }
 
 export interface ServerLaunch {

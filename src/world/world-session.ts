@@ -8,35 +8,13 @@
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
-import type { ConnectOptions, Connection } from './in-process-connection.js';
 import { connectScriptedWorld } from './kept-connections.js';
 import { isServerWorld, type AnyWorld } from './server-world.js';
 import { drawServerSnapshot, openServerSession } from './servers/server-session.js';
 import { worldActor } from './world-actor.js';
-import type { ToolSpec } from './world-contract.js';
+import type { WorldSession, WorldSessionOptions } from './world-session-contract.js';
 
-export interface WorldSession {
-  readonly kind: 'scripted' | 'server';
-  readonly name: string;
-  readonly version: string;
-  /** The declared catalog with our overlays (claims), for evidence checks. */
-  readonly tools: readonly ToolSpec[];
-  readonly initialSnapshot: JsonValue;
-  /** A connection to the same world (fresh, or a kept one re-pointed at it); called again after a dropped connection. */
-  connect(options: ConnectOptions): Promise<Connection>;
-  finalSnapshot(): Promise<JsonValue>;
-  /** The world actor of the record (for a server world: package, integrity, what it said it was, normalisations). */
-  actor(): JsonObject;
-  /** Ends the world: kills any child, removes any sandbox. Safe to call twice. */
-  dispose(): Promise<void>;
-}
-
-export interface WorldSessionOptions {
-  /** The lane's pinned date: a server world shows it for every date its server prints. */
-  pinnedDate: string;
-  /** Diagnostics that belong in the trace, never in a record (a child's stderr, spawn times). */
-  onEvent?: (event: string, data: JsonObject) => void;
-}
+export type { WorldSession, WorldSessionOptions };
 
 export async function openWorldSession(world: AnyWorld, random: Random, config: JsonObject, options: WorldSessionOptions): Promise<WorldSession> {
   if (isServerWorld(world)) return openServerSession(world, random, config, options);

@@ -3,7 +3,7 @@
 // working hours in their own time zone, where free slots are, and which events
 // a proposed time would collide with.
 
-import type { CalendarEvent, CalendarState, Person } from './calendar-state.js';
+import type { CalendarEvent, CalendarState, Person } from './calendar-model.js';
 import { clockMinutes, instant, isWeekday, localDay, MINUTES_PER_DAY, offsetOf } from './calendar-time.js';
 
 /** Free slots start on the hour or the half hour (UTC, which every zone in the table shares). */

@@ -6,6 +6,7 @@
 
 import type { Random } from '../../core/random.js';
 import { capitalise } from '../../core/letter-case.js';
+import type { Attendee, CalendarCases, CalendarConfig, CalendarEvent, CalendarState, EventCase, Person, SlotCase } from './calendar-model.js';
 import { conflictsFor, findPerson, firstSlot, isWorking } from './calendar-schedule.js';
 import { clockMinutes, clockText, formatUtc, instant, MINUTES_PER_DAY, offsetOf, startOfUtcDate } from './calendar-time.js';
 import {
@@ -18,105 +19,11 @@ import {
   WORKDAY_MINUTES,
   WORKDAY_STARTS,
   ZONE_NAMES,
-  type ResponseStatus,
   type ZoneName,
 } from './calendar-vocabulary.js';
 import { FIRST_NAMES, LAST_NAMES, ORGANISATIONS } from '../people-vocabulary.js';
 
-export type EventStatus = 'confirmed' | 'cancelled';
-
-export interface Person {
-  email: string;
-  name: string;
-  time_zone: ZoneName;
-  /** Local wall-clock times, Monday to Friday. */
-  working_hours: { start: string; end: string };
-}
-
-export interface Attendee {
-  email: string;
-  response: ResponseStatus;
-}
-
-export interface CalendarEvent {
-  id: string;
-  title: string;
-  description: string;
-  organizer: string;
-  /** The organizer is always an attendee, and always first. */
-  attendees: Attendee[];
-  /** UTC, `YYYY-MM-DDTHH:MM:SSZ`. */
-  start: string;
-  end: string;
-  status: EventStatus;
-  /** Bumped by every change, as iCalendar's SEQUENCE. */
-  sequence: number;
-  cancellation_note: string | null;
-}
-
-/** Book the first slot on `date` for the viewer and `others` (hidden: a task's answer). */
-export interface SlotCase {
-  others: string[];
-  /** Sorted; the viewer and `others`: the attendee list the booked event must have. */
-  emails: string[];
-  date: string;
-  range_start: string;
-  range_end: string;
-  duration_minutes: number;
-  first_start: string;
-  first_end: string;
-}
-
-/** Book 30 minutes with one person at a local time of theirs (hidden: a task's answer). */
-export interface LocalCase {
-  person_email: string;
-  person_name: string;
-  time_zone: ZoneName;
-  date: string;
-  local_time: string;
-  emails: string[];
-  start_utc: string;
-  end_utc: string;
-}
-
-/** Move (or follow up) one of the viewer's events to the first free slot on another date (hidden). */
-export interface EventCase {
-  event_id: string;
-  title: string;
-  attendee_emails: string[];
-  date: string;
-  range_start: string;
-  range_end: string;
-  duration_minutes: number;
-  first_start: string;
-  first_end: string;
-}
-
-export interface CalendarCases {
-  slots: SlotCase[];
-  local: LocalCase[];
-  events: EventCase[];
-}
-
-export interface CalendarState {
-  organisation: string;
-  /** The person the assistant acts for: the organizer of what it creates, the attendee who responds. */
-  viewer: string;
-  /** The world's fixed logical "now"; nothing may be scheduled before it. */
-  now: string;
-  people: Person[];
-  events: Map<string, CalendarEvent>;
-  /** Hidden from the tools: scheduling cases with their answers, for tasks and their predicates. */
-  cases: CalendarCases;
-  /** New event ids are derived from this salt and a serial, so they are unguessable yet deterministic. */
-  id_salt: string;
-  next_serial: number;
-}
-
-export interface CalendarConfig {
-  /** Meetings added on top of the ones every person organizes. */
-  extra_meetings?: number;
-}
+export type { EventStatus, Person, Attendee, CalendarEvent, SlotCase, LocalCase, EventCase, CalendarCases, CalendarState, CalendarConfig } from './calendar-model.js';
 
 const CASES_PER_KIND = 2;
 

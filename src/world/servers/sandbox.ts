@@ -6,7 +6,13 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import type { Sandbox } from '../server-world.js';
+
+export interface Sandbox {
+  /** Our private temporary directory holding the root; shows to the model as `/`. */
+  base: string;
+  /** The directory the server works in; shows to the model as the world's shownRoot. */
+  root: string;
+}
 
 const HOME = 'home';
 

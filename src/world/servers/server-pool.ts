@@ -16,7 +16,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChildEnvironment } from '../../core/child-environment.js';
 import type { JsonObject } from '../../core/json-value.js';
-import type { ManagementChannel, Sandbox, ServerWorld } from '../server-world.js';
+import type { ManagementChannel, ServerWorld } from '../server-world.js';
+import type { Sandbox } from './sandbox.js';
 import { ChildTransport, killGroup, type ServerFault } from './child-transport.js';
 
 const MANAGEMENT_TIMEOUT_MS = 10_000;

@@ -16,15 +16,15 @@ import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { Random } from '../../core/random.js';
 import { FaultLayer } from '../faults/fault-layer.js';
 import { createClient, type ConnectOptions, type Connection } from '../in-process-connection.js';
-import type { Sandbox, ServerWorld } from '../server-world.js';
+import type { ServerWorld } from '../server-world.js';
 import { mcpSdkVersion } from '../world-actor.js';
-import type { WorldSession, WorldSessionOptions } from '../world-session.js';
+import type { WorldSession, WorldSessionOptions } from '../world-session-contract.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ChildTransport, type ServerFault } from './child-transport.js';
 import { leaseKeptChild, poolingEnabled, type PooledLease } from './server-pool.js';
 import { GuardingTransport, type ArgumentGuard } from './guarding-transport.js';
 import { normaliseUp, NormalisingTransport, type Normalisation } from './normalising-transport.js';
-import { createSandbox, removeSandbox, sandboxHome } from './sandbox.js';
+import { createSandbox, removeSandbox, type Sandbox, sandboxHome } from './sandbox.js';
 import { installedPackage } from './server-package.js';
 
 /** A server answers initialize in ~0.2 s here; one that has not after this long is not coming. */

@@ -16,10 +16,10 @@ import { sha256Hex } from '../../../core/hashing.js';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
-import type { Sandbox, ServerWorld } from '../../server-world.js';
+import type { ServerWorld } from '../../server-world.js';
 import { CLAIM_SUBJECT, catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { jsDateString, sandboxPath } from '../normalising-transport.js';
-import { sandboxAliases } from '../sandbox.js';
+import { type Sandbox, sandboxAliases } from '../sandbox.js';
 
 const SHOWN_ROOT = '/sandbox';
 /**

@@ -28,10 +28,10 @@ import { FactoryError, errorMessage } from '../../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
-import type { Sandbox, ServerPackage, ServerWorld } from '../../server-world.js';
+import type { ServerPackage, ServerWorld } from '../../server-world.js';
 import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { jsDateString, sandboxPath } from '../normalising-transport.js';
-import { sandboxAliases } from '../sandbox.js';
+import { type Sandbox, sandboxAliases } from '../sandbox.js';
 import { installedPackage } from '../server-package.js';
 import { sqlContainmentGuard } from './sql-containment.js';
 
