@@ -62,6 +62,27 @@ describe('architecture', () => {
     assert.deepEqual(offenders, []);
   });
 
+  it('has no import circles between files: a circle is two concepts that should be one, or a third cut out of both', () => {
+    const files = sourceFiles();
+    const known = new Set(files);
+    const imports = new Map(
+      files.map((file) => [file, [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)\.js'/g)].map((match) => join(file, '..', `${match[1]!}.ts`)).filter((target) => known.has(target))]),
+    );
+    // Depth-first search: a file met again while it is still on the path closes a circle.
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      state.set(file, 'open');
+      for (const target of imports.get(file)!) {
+        if (state.get(target) === 'open') circles.push([...path.slice(path.indexOf(target)), file, target].map((entry) => relative(SOURCE, entry)).join(' -> '));
+        else if (!state.has(target)) visit(target, [...path, file]);
+      }
+      state.set(file, 'done');
+    };
+    for (const file of files) if (!state.has(file)) visit(file, []);
+    assert.deepEqual(circles, []);
+  });
+
   it('gives every module a header comment saying what it owns', () => {
     const missing = sourceFiles().filter((file) => !readFileSync(file, 'utf8').startsWith('//'));
     assert.deepEqual(missing.map((file) => relative(REPO_ROOT, file)), []);
