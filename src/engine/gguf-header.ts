@@ -129,7 +129,8 @@ class HeaderCursor {
     return high === 0 ? this.window.readUInt32LE(at) : this.window.readBigUInt64LE(at);
   }
 
-  skip(length: number, field: Field): void {
+  /** Moves past `length` bytes of a value the walk checks the size of but does not need. */
+  passOver(length: number, field: Field): void {
     this.need(length, field);
     this.position += length;
   }
@@ -197,7 +198,7 @@ export function readGgufHeader(path: string): GgufHeader {
         if (alignment === 0 || (alignment & (alignment - 1)) !== 0) refuse(name, alignment, undefined, 'an alignment is a power of two');
         continue;
       }
-      skipValue(cursor, type, name);
+      passOverValue(cursor, type, name);
     }
     for (let index = 0; index < tensorCount; index++) {
       const tensorName = cursor.bytes(cursor.count(`the name length of tensor ${index}`, GGUF_LIMITS.tensorNameBytes, 1, 'bytes'), `the name of tensor ${index}`);
@@ -211,7 +212,7 @@ export function readGgufHeader(path: string): GgufHeader {
         elements *= BigInt(extent);
         if (elements > Number.MAX_SAFE_INTEGER) refuse(`the element count of ${name}`, elements, Number.MAX_SAFE_INTEGER, 'the largest count a loader adds up exactly');
       }
-      cursor.skip(4, `the type of ${name}`);
+      cursor.passOver(4, `the type of ${name}`);
       const offset = cursor.uint64(`the data offset of ${name}`);
       // The data follows the entries, so no offset within it can reach past the file's end.
       if (offset > cursor.remaining) refuse(`the data offset of ${name}`, offset, cursor.remaining, `the file holds ${cursor.remaining} bytes after this entry`);
@@ -224,18 +225,18 @@ export function readGgufHeader(path: string): GgufHeader {
 }
 
 /** Moves past one metadata value of `type`, checking its lengths; arrays hold scalars or strings, never arrays (as llama.cpp reads them). */
-function skipValue(cursor: HeaderCursor, type: number, name: string): void {
+function passOverValue(cursor: HeaderCursor, type: number, name: string): void {
   const fixed = VALUE_BYTES[type];
-  if (fixed !== undefined) return cursor.skip(fixed, name);
-  if (type === STRING) return cursor.skip(cursor.count(`the string length of ${name}`, GGUF_LIMITS.stringBytes, 1, 'bytes'), name);
+  if (fixed !== undefined) return cursor.passOver(fixed, name);
+  if (type === STRING) return cursor.passOver(cursor.count(`the string length of ${name}`, GGUF_LIMITS.stringBytes, 1, 'bytes'), name);
   if (type !== ARRAY) return cursor.refuse(`the type of ${name}`, type, LAST_VALUE_TYPE, 'the last GGUF value type');
   const elementType = cursor.uint32(`the element type of ${name}`);
   if (elementType === ARRAY) return cursor.refuse(`the element type of ${name}`, elementType, undefined, 'an array of arrays, which llama.cpp does not read');
   if (elementType !== STRING && VALUE_BYTES[elementType] === undefined) return cursor.refuse(`the element type of ${name}`, elementType, LAST_VALUE_TYPE, 'the last GGUF value type');
   const elementBytes = VALUE_BYTES[elementType] ?? 8;
   const length = cursor.count(`the array length of ${name}`, GGUF_LIMITS.arrayLength, elementBytes, 'elements');
-  if (elementType !== STRING) return cursor.skip(length * elementBytes, name);
+  if (elementType !== STRING) return cursor.passOver(length * elementBytes, name);
   for (let element = 0; element < length; element++) {
-    cursor.skip(cursor.count(() => `the length of string ${element} of ${name}`, GGUF_LIMITS.stringBytes, 1, 'bytes'), () => `string ${element} of ${name}`);
+    cursor.passOver(cursor.count(() => `the length of string ${element} of ${name}`, GGUF_LIMITS.stringBytes, 1, 'bytes'), () => `string ${element} of ${name}`);
   }
 }
