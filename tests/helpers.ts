@@ -19,19 +19,19 @@ export function temporaryDirectory(prefix = 'ef-test-'): string {
 }
 
 /**
- * Runs every test of the calling file without SOURCE_DATE_EPOCH (records then
- * carry the lane's own produced_at, as a user's run does), and puts back what
- * was there after each.
+ * Runs every test of the calling file without the environment variable
+ * `name`, and puts back what was there after each: for settings a user's run
+ * would not have (SOURCE_DATE_EPOCH, EPISODE_FACTORY_FRESH_CONNECTIONS).
  */
-export function withoutSourceDateEpoch(): void {
+export function withoutVariable(name: string): void {
   let saved: string | undefined;
   beforeEach(() => {
-    saved = process.env.SOURCE_DATE_EPOCH;
-    delete process.env.SOURCE_DATE_EPOCH;
+    saved = process.env[name];
+    delete process.env[name];
   });
   afterEach(() => {
-    if (saved === undefined) delete process.env.SOURCE_DATE_EPOCH;
-    else process.env.SOURCE_DATE_EPOCH = saved;
+    if (saved === undefined) delete process.env[name];
+    else process.env[name] = saved;
   });
 }
 

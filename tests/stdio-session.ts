@@ -108,3 +108,13 @@ export function deepCall(id: number, tool: string, depth: number): string {
 export function oversizedCall(id: number, tool: string, bytes: number): string {
   return `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"${tool}","arguments":{"text":"${'x'.repeat(bytes)}"}},"id":${id}}`;
 }
+
+/** A session that has done the MCP handshake: initialize answered by `serverName`, then notifications/initialized. */
+export async function startInitializedSession(args: string[], env: NodeJS.ProcessEnv, serverName: string, hardLimitMs = 110_000): Promise<StdioSession> {
+  const session = startStdioSession(args, env, hardLimitMs);
+  session.send(JSON.stringify(INITIALIZE));
+  const initialized = await session.answer((answer) => answer.id === 1);
+  if (initialized.result?.serverInfo?.name !== serverName) throw new Error(`initialize was answered by ${JSON.stringify(initialized).slice(0, 300)}, not ${serverName}`);
+  session.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  return session;
+}

@@ -20,9 +20,9 @@ import { readTrace } from '../../src/runner/trace.js';
 import type { World } from '../../src/world/world-contract.js';
 import { registerWorld } from '../../src/world/world-registry.js';
 import { assistantTurns, drive, generatedRecord, get, post, request } from '../environment-client.js';
-import { REPO_ROOT, temporaryDirectory, withoutSourceDateEpoch } from '../helpers.js';
+import { REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
-withoutSourceDateEpoch();
+withoutVariable('SOURCE_DATE_EPOCH');
 
 const servers: EnvironmentServer[] = [];
 after(async () => {

@@ -16,7 +16,7 @@ import { SCRIPTED_VARIANTS } from '../../src/policy/scripted-policy.js';
 import { FAULT_KINDS } from '../../src/world/faults/fault-plan.js';
 import { registerWorld } from '../../src/world/world-registry.js';
 import { flakyLane, flakyWorld } from '../fixtures/flaky-world.js';
-import { REPO_ROOT, temporaryDirectory, withoutSourceDateEpoch } from '../helpers.js';
+import { REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -39,7 +39,7 @@ function assertPassOrder(events: readonly TraceEvent[], recordId: string): void 
   assert.equal(events[events.length - 1]!.phase, 'verify');
 }
 
-withoutSourceDateEpoch();
+withoutVariable('SOURCE_DATE_EPOCH');
 
 describe('generate', () => {
   it('writes byte-identical episodes for the same lane and seeds', async () => {

@@ -4,21 +4,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
 import { replayDataset } from '../../src/factory/replay-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
-let savedEpoch: string | undefined;
-beforeEach(() => {
-  savedEpoch = process.env.SOURCE_DATE_EPOCH;
-  delete process.env.SOURCE_DATE_EPOCH;
-});
-afterEach(() => {
-  if (savedEpoch !== undefined) process.env.SOURCE_DATE_EPOCH = savedEpoch;
-});
+withoutVariable('SOURCE_DATE_EPOCH');
 
 async function dataset(): Promise<{ dir: string; lines: string[] }> {
   const dir = temporaryDirectory();

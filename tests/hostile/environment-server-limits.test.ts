@@ -20,11 +20,11 @@ import { MAX_BODY_BYTES, MAX_BODY_DEPTH, startEnvironmentServer, type Environmen
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { Action } from '../../src/policy/policy-contract.js';
 import { assistantTurns, drive, generatedRecord, get, post, request } from '../environment-client.js';
-import { nested, REPO_ROOT, runWithin, temporaryDirectory, withoutSourceDateEpoch } from '../helpers.js';
+import { nested, REPO_ROOT, runWithin, temporaryDirectory, withoutVariable } from '../helpers.js';
 
 const TIMEOUT = 120_000;
 
-withoutSourceDateEpoch();
+withoutVariable('SOURCE_DATE_EPOCH');
 
 const servers: EnvironmentServer[] = [];
 after(async () => {

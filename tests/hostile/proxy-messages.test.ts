@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { MAX_JSON_DEPTH } from '../../src/core/bounded-json.js';
 import { MAX_STDIO_MESSAGE_BYTES } from '../../src/world/bounded-stdio-transport.js';
 import { CLI, temporaryDirectory } from '../helpers.js';
-import { deepCall, INITIALIZE, oversizedCall, startStdioSession, type StdioSession } from '../stdio-session.js';
+import { deepCall, oversizedCall, startInitializedSession, type StdioSession } from '../stdio-session.js';
 
 const SERVER_MEMORY = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/dist/index.js');
 
@@ -21,16 +21,7 @@ async function startProxy(): Promise<StdioSession> {
   const directory = temporaryDirectory('ef-hostile-proxy-');
   const plan = join(directory, 'plan.json');
   writeFileSync(plan, JSON.stringify({ select: 'each', faults: [] }));
-  const session = startStdioSession(
-    [CLI, 'proxy', '--faults', plan, '--', process.execPath, SERVER_MEMORY],
-    { ...process.env, MEMORY_FILE_PATH: join(directory, 'memory.jsonl') },
-    110_000,
-  );
-  session.send(JSON.stringify(INITIALIZE));
-  const initialized = await session.answer((answer) => answer.id === 1);
-  assert.equal(initialized.result?.serverInfo?.name, 'memory-server');
-  session.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-  return session;
+  return startInitializedSession([CLI, 'proxy', '--faults', plan, '--', process.execPath, SERVER_MEMORY], { ...process.env, MEMORY_FILE_PATH: join(directory, 'memory.jsonl') }, 'memory-server');
 }
 
 /** The session still works: a real call reaches the server and its answer comes back. */

@@ -15,17 +15,12 @@ import { MAX_STDIO_MESSAGE_BYTES } from '../../src/world/bounded-stdio-transport
 import { MAX_HTTP_BODY_BYTES } from '../../src/world/http-world-host.js';
 import { CLI, REPO_ROOT, runCliWithin } from '../helpers.js';
 import { startServeHttp, stopServe } from '../serve-http.js';
-import { deepCall, INITIALIZE, oversizedCall, startStdioSession, type StdioSession } from '../stdio-session.js';
+import { deepCall, INITIALIZE, oversizedCall, startInitializedSession, type StdioSession } from '../stdio-session.js';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-async function startStdioServe(): Promise<StdioSession> {
-  const session = startStdioSession([CLI, 'serve', 'tasks', '--seed', '2'], process.env, 110_000);
-  session.send(JSON.stringify(INITIALIZE));
-  const initialized = await session.answer((answer) => answer.id === 1);
-  assert.equal(initialized.result?.serverInfo?.name, 'tasks');
-  session.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-  return session;
+function startStdioServe(): Promise<StdioSession> {
+  return startInitializedSession([CLI, 'serve', 'tasks', '--seed', '2'], process.env, 'tasks');
 }
 
 async function stillServes(session: StdioSession, id: number): Promise<void> {

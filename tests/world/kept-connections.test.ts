@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { canonicalJson } from '../../src/core/canonical-json.js';
 import { substream } from '../../src/core/random.js';
 import { generateDataset } from '../../src/factory/generate-dataset.js';
@@ -16,7 +16,7 @@ import type { IssuesState } from '../../src/world/issues/issues-state.js';
 import { issuesWorld } from '../../src/world/issues/issues-world.js';
 import { connectScriptedWorld, keptConnectionCounts, keptServerOf } from '../../src/world/kept-connections.js';
 import type { World } from '../../src/world/world-contract.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
 const actor = { role: 'policy', kind: 'test', name: 'listed-actions', version: '1' };
 const opening = [
@@ -50,15 +50,7 @@ const delta = (before: ReturnType<typeof keptConnectionCounts>) => {
   return { opened: now.opened - before.opened, leased: now.leased - before.leased, closed: now.closed - before.closed };
 };
 
-let savedFresh: string | undefined;
-beforeEach(() => {
-  savedFresh = process.env.EPISODE_FACTORY_FRESH_CONNECTIONS;
-  delete process.env.EPISODE_FACTORY_FRESH_CONNECTIONS;
-});
-afterEach(() => {
-  if (savedFresh === undefined) delete process.env.EPISODE_FACTORY_FRESH_CONNECTIONS;
-  else process.env.EPISODE_FACTORY_FRESH_CONNECTIONS = savedFresh;
-});
+withoutVariable('EPISODE_FACTORY_FRESH_CONNECTIONS');
 
 describe('kept connections', () => {
   it('handshakes once and re-points the kept pair at each clean episode, with the results of a fresh connection', async () => {
