@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TINY_MODEL_CURRENT, tinyModelPath } from '../src/cli/engine-command.js';
 import { startEngine } from '../src/engine/engine-server.js';
-import { generateDataset } from '../src/factory/generate-dataset.js';
+import { generateDataset } from '../src/generation/generate-dataset.js';
 import { parsePolicySpec, preparePolicy } from '../src/factory/policy-selection.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
 

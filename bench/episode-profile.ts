@@ -8,7 +8,7 @@
 
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateDataset } from '../src/factory/generate-dataset.js';
+import { generateDataset } from '../src/generation/generate-dataset.js';
 import type { Lane } from '../src/lanes/lane.js';
 import { PROFILE_PHASES, startProfile, stopProfile, type PhaseProfile, type ProfilePhase } from '../src/core/phase-profile.js';
 

@@ -53,7 +53,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { childEnvironment } from '../src/core/child-environment.js';
-import { generateDataset } from '../src/factory/generate-dataset.js';
+import { generateDataset } from '../src/generation/generate-dataset.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
 import { ARROW_FILE, BATCH_ROWS, ipcStream, PARQUET_FILE, writeColumnar, writeColumnarBatches } from '../src/records/columnar-files.js';
 import { RecordBatchBuilder } from '../src/records/arrow-builders.js';
@@ -72,7 +72,7 @@ import { measureModelBackends, type ModelBackendFigures } from './model-backend-
 import { formatEpisodeProfile, measureEpisodeProfile } from './episode-profile.js';
 import { measureEngine, tinyModelBuilt, type EngineFigures, type TurnTimings } from './engine-bench.js';
 import { policyFactoryFor } from '../src/factory/scripted-policy-factory.js';
-import { resolveProducedAt } from '../src/factory/produced-at.js';
+import { resolveProducedAt } from '../src/generation/produced-at.js';
 import { produceEpisode } from '../src/verify/episode-production.js';
 import { recordedActions } from '../src/verify/replay-policy.js';
 

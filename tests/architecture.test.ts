@@ -4,7 +4,7 @@
 // a record.
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { REPO_ROOT } from './helpers.js';
@@ -19,29 +19,47 @@ function sourceFiles(directory = SOURCE): string[] {
 
 const moduleOf = (path: string) => relative(SOURCE, path).split('/')[0]!;
 
-/** Which modules each module may import (besides itself). */
-const ALLOWED: Record<string, string[]> = {
-  core: [],
-  records: ['core'],
-  world: ['core'],
-  policy: ['core'],
-  runner: ['core', 'records', 'world', 'policy'],
-  lanes: ['core', 'records', 'world', 'policy', 'runner'],
-  verify: ['core', 'records', 'world', 'policy', 'runner', 'lanes'],
-  // Dataset operations work on records alone.
-  dataset: ['core', 'records'],
-  factory: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'dataset'],
-  // The inference engine serves a model over Ollama's and OpenAI's APIs; it reads and writes with the policies' codecs.
-  engine: ['core', 'policy'],
-  cli: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'factory', 'dataset', 'engine'],
-};
+const ARCHITECTURE = join(REPO_ROOT, 'docs', 'architecture.md');
+
+/**
+ * Which folders each folder may import (besides itself), read from the table
+ * in docs/architecture.md, so the page and the code cannot disagree.
+ */
+function allowedImports(): Record<string, string[]> {
+  const allowed: Record<string, string[]> = {};
+  for (const line of readFileSync(ARCHITECTURE, 'utf8').split('\n')) {
+    const row = /^\| `([a-z-]+)\/` \| .+ \| (.+) \|$/.exec(line);
+    if (!row) continue;
+    const folder = row[1]!;
+    const may = row[2]!.trim();
+    allowed[folder] = may === 'nothing' ? [] : may === 'every folder above' ? Object.keys(allowed) : [...may.matchAll(/`([a-z-]+)`/g)].map((match) => match[1]!);
+  }
+  return allowed;
+}
+
+const ALLOWED = allowedImports();
 
 describe('architecture', () => {
+  it('names every folder of src/ in docs/architecture.md, and only those, each importing only folders listed above it', () => {
+    const folders = readdirSync(SOURCE, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+    assert.deepEqual(Object.keys(ALLOWED).sort(), folders, 'the table of folders in docs/architecture.md');
+    const order = Object.keys(ALLOWED);
+    for (const [folder, may] of Object.entries(ALLOWED)) {
+      for (const target of may) assert.ok(order.indexOf(target) < order.indexOf(folder), `${folder} may import ${target}, which the table lists after it`);
+    }
+  });
+
+  it('names only paths that exist in docs/architecture.md', () => {
+    const named = [...readFileSync(ARCHITECTURE, 'utf8').matchAll(/`((?:src|tests|schemas)\/[^`\s]+)`/g)].map((match) => match[1]!);
+    assert.ok(named.length > 5);
+    assert.deepEqual(named.filter((path) => !existsSync(join(REPO_ROOT, path))), []);
+  });
+
   it('keeps every import inside the allowed direction of dependencies', () => {
     const violations: string[] = [];
     for (const file of sourceFiles()) {
       const from = moduleOf(file);
-      assert.ok(ALLOWED[from], `unknown module ${from} (${relative(REPO_ROOT, file)}): add it to the design first`);
+      assert.ok(ALLOWED[from], `unknown folder ${from} (${relative(REPO_ROOT, file)}): add it to the table in docs/architecture.md first`);
       for (const match of readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)) {
         const target = moduleOf(join(file, '..', match[1]!));
         if (target !== from && !ALLOWED[from]!.includes(target)) violations.push(`${relative(REPO_ROOT, file)} imports ${target}`);

@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateDataset, type OutputFormat } from '../src/factory/generate-dataset.js';
+import { generateDataset, type OutputFormat } from '../src/generation/generate-dataset.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../src/records/episode-record.js';
 import { REPO_ROOT, temporaryDirectory } from './helpers.js';

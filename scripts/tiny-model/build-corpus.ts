@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, type LlamaModel } from 'node-llama-cpp';
 import type { Message } from '../../src/core/conversation.js';
-import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { parseSeedRange } from '../../src/lanes/seed-range.js';
 import { hermesCodec } from '../../src/policy/codecs/hermes-codec.js';

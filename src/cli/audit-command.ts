@@ -2,7 +2,7 @@
 // a progress line on a terminal while it hashes, compares and reproduces.
 
 import type { Command } from 'commander';
-import { type AuditProgress, auditDataset, DEFAULT_SAMPLE } from '../factory/audit-dataset.js';
+import { type AuditProgress, auditDataset, DEFAULT_SAMPLE } from '../dataset-replay/audit-dataset.js';
 import { ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
 interface AuditFlags {

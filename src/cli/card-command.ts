@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { writeDatasetCard } from '../dataset/dataset-card.js';
 import { beginDatasetUpdate, describedInputs } from '../dataset/dataset-inputs.js';
 import { CARD_FILE } from '../dataset/dataset-card.js';
-import { laneCardReader } from '../factory/lane-cards.js';
+import { laneCardReader } from '../lanes/lane-cards.js';
 import { type Streams, writeJson } from './output.js';
 
 interface CardFlags {

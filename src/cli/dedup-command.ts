@@ -14,7 +14,7 @@ import { parseSeconds } from './model-timeout.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 import { checkInputs } from '../dataset/dataset-inputs.js';
 import { EPISODES_FILE } from '../dataset/dataset-reader.js';
-import { writeDerivedManifest } from './derived-manifest.js';
+import { writeDerivedManifest } from '../dataset/derived-manifest.js';
 
 interface DedupFlags {
   out: string;

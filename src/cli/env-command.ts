@@ -6,7 +6,7 @@
 
 import type { Command } from 'commander';
 import { FactoryError } from '../core/errors.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EPISODES, startEnvironmentServer } from '../factory/environment-server.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EPISODES, startEnvironmentServer } from '../environment/environment-server.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeconds } from './model-timeout.js';
 import type { Streams } from './output.js';

@@ -6,7 +6,7 @@ import { type Command, Option } from 'commander';
 import { join } from 'node:path';
 import type { Message, ToolDescriptor } from '../core/conversation.js';
 import { FactoryError } from '../core/errors.js';
-import { ARGUMENT_FORMS, type ArgumentsForm } from '../dataset/chat-format.js';
+import { ARGUMENT_FORMS, type ArgumentsForm } from '../records/chat-format.js';
 import { exportConfig } from '../dataset/export-configs.js';
 import { exportDpo } from '../dataset/export-dpo.js';
 import { exportSft, type TranscriptRenderer } from '../dataset/export-sft.js';

@@ -7,14 +7,14 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
-import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../factory/generate-dataset.js';
+import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../generation/generate-dataset.js';
 import { describeModel, serverCheckHint } from '../factory/model-server.js';
 import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
-import type { Rejection } from '../factory/run-parts.js';
+import type { Rejection } from '../generation/run-parts.js';
 import { parseUserSpec, prepareUser } from '../factory/user-selection.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
-import { parseShard } from '../factory/plan-shard.js';
+import { parseShard } from '../generation/plan-shard.js';
 import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { percent, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 

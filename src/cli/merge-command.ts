@@ -2,7 +2,7 @@
 // one-line summary (or JSON). Exit 2 when the shards do not make one whole run.
 
 import type { Command } from 'commander';
-import { mergeShards } from '../factory/merge-shards.js';
+import { mergeShards } from '../shards/merge-shards.js';
 import { percent, type Streams, writeJson } from './output.js';
 
 export function registerMerge(program: Command, streams: Streams): void {

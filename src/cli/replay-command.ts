@@ -2,7 +2,7 @@
 // name every record that no longer verifies (exit 1).
 
 import type { Command } from 'commander';
-import { replayDataset } from '../factory/replay-dataset.js';
+import { replayDataset } from '../dataset-replay/replay-dataset.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 
 interface ReplayFlags {

@@ -14,7 +14,7 @@ import { SPLIT_FILE, SPLIT_FORMAT } from './dataset-split.js';
 import { type CardSplit, readSplitLayout, type SplitLayout } from './split-layout.js';
 import { type ExportFacts, readExports } from './export-configs.js';
 import { exportFeatures, featureLines } from './export-features.js';
-import { formatRate, type Rate } from './wilson-interval.js';
+import { formatRate, type Rate } from '../statistics/wilson-interval.js';
 
 export { SPLIT_FILE, SPLIT_FORMAT, readSplitLayout, type CardSplit, type SplitLayout };
 export const CARD_FILE = 'README.md';

@@ -9,7 +9,7 @@ import { sha256Hex } from '../core/hashing.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import type { Dataset, DatasetProblem } from './dataset-reader.js';
 import { trajectoryHash } from './trajectory.js';
-import { formatRate, type Rate, wilsonInterval } from './wilson-interval.js';
+import { formatRate, type Rate, wilsonInterval } from '../statistics/wilson-interval.js';
 
 export const STATS_FORMAT = 'episode-factory.stats.v1';
 

@@ -10,7 +10,7 @@ import { join, posix } from 'node:path';
 import { isJsonObject } from '../core/json-value.js';
 import { readLines } from '../records/jsonl.js';
 import { readManifest } from '../records/manifest.js';
-import type { ArgumentsForm } from './chat-format.js';
+import type { ArgumentsForm } from '../records/chat-format.js';
 import { assertDatasetDirectory, type Dataset, EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 import { exportDpo, type DpoSummary } from './export-dpo.js';
 import { exportSft, type SftOptions, type SftSummary } from './export-sft.js';

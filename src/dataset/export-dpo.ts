@@ -6,7 +6,7 @@
 
 import { canonicalJson } from '../core/canonical-json.js';
 import type { EpisodeRecord, RecordMessage } from '../records/episode-record.js';
-import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
+import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from '../records/chat-format.js';
 import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 import { type ExportOptions, writeRowsAtomically } from './export-sft.js';
 

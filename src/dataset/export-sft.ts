@@ -7,7 +7,7 @@ import type { Message, ToolDescriptor } from '../core/conversation.js';
 import { moveIntoPlace, temporaryPathFor } from '../records/atomic-file.js';
 import { fromRecordMessage, fromRecordTool } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
-import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-format.js';
+import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from '../records/chat-format.js';
 import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 
 export interface SftRow {

@@ -17,7 +17,7 @@ import type { EpisodeRecord, RecordTool } from '../records/episode-record.js';
 import { readLines } from '../records/jsonl.js';
 import { type DatasetProblem, EPISODES_FILE, streamDataset } from './dataset-reader.js';
 import { compareKeys, type DatasetStats, type Distribution, distribution, RateTally, StatsAccumulator, toolCallCount } from './dataset-stats.js';
-import type { Rate } from './wilson-interval.js';
+import type { Rate } from '../statistics/wilson-interval.js';
 
 export const DEFAULT_MAX_EPISODES = 2000;
 /** Problems and rejected rows named in the report; the counts are always complete. */

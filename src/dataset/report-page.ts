@@ -10,7 +10,7 @@ import { FACTORY_VERSION } from '../core/package-paths.js';
 import { compareKeys } from './dataset-stats.js';
 import type { ReportData, ViewerData } from './report-data.js';
 import { escapeXml, faultChart, histogramChart, percentText, rateChart, rateText } from './svg-charts.js';
-import type { Rate } from './wilson-interval.js';
+import type { Rate } from '../statistics/wilson-interval.js';
 
 /** Episodes per embedded JSON block: opening one parses its block only. */
 export const EPISODES_PER_BLOCK = 200;

@@ -5,7 +5,7 @@
 // (or a test in a browser) can check what was drawn.
 
 import type { HistogramBin } from './dataset-stats.js';
-import type { Rate } from './wilson-interval.js';
+import type { Rate } from '../statistics/wilson-interval.js';
 
 // Two charts side by side fill the report's width at their natural size: text stays 12 px.
 const WIDTH = 576;

@@ -3,7 +3,8 @@
 // generation worker thread loads no model client it will never use.
 
 import type { Lane } from '../lanes/lane.js';
-import { ScriptedPolicy, type ScriptedVariant } from '../policy/scripted-policy.js';
+import { ScriptedPolicy } from '../policy/scripted-policy.js';
+import type { ScriptedVariant } from '../solutions/solution-script.js';
 import type { PolicyFactory } from '../verify/episode-production.js';
 
 export function policyFactoryFor(lane: Lane): PolicyFactory {

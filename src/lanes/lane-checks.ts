@@ -9,7 +9,7 @@ import { formatPointer, parsePointer } from '../core/json-pointer.js';
 import { patternProblem } from '../core/safe-pattern.js';
 import { compileValidator } from '../core/schema-validator.js';
 import { deepTemplateRoots, templateExpressions, templateRoots } from '../core/template.js';
-import { SCRIPTED_VARIANTS } from '../policy/scripted-policy.js';
+import { SCRIPTED_VARIANTS } from '../solutions/solution-script.js';
 import { findWorld, worldNames } from '../world/world-registry.js';
 import { LIST_FAULTS, type FaultPlan } from '../world/faults/fault-plan.js';
 import type { LaneDocument, PhrasingRules, Predicate, SolutionStep, Task } from './lane.js';

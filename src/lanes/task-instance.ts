@@ -9,7 +9,7 @@ import type { JsonValue } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
 import { renderDeep, renderString } from '../core/template.js';
 import type { UserFact } from '../core/user-facts.js';
-import type { ScriptStep } from '../policy/scripted-policy.js';
+import type { ScriptStep } from '../solutions/solution-script.js';
 import type { PhrasingRules, SolutionStep, Task, TaskFact, Where } from './lane.js';
 import { drawPhrasing, isGrammar } from './phrasing-grammar.js';
 import { collectionAt, matchesWhere } from './where-clause.js';

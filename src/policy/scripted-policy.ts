@@ -31,35 +31,10 @@ import { renderDeep, renderString, TemplateError } from '../core/template.js';
 import { corruptArguments, type Corruption } from './argument-corruption.js';
 import { repairArguments } from './argument-repair.js';
 import type { Action, Observation, Policy, ToolCallAction } from './policy-contract.js';
-import { expectationMet, type ReadExpectation } from './read-expectation.js';
+import { expectationMet } from '../solutions/read-expectation.js';
+import type { ScriptedVariant, ScriptRead, ScriptStep } from '../solutions/solution-script.js';
 import { findRenamed } from './renamed-tools.js';
 
-export interface ScriptRead {
-  call: string;
-  arguments: JsonObject;
-  expect?: ReadExpectation;
-}
-
-export type ScriptStep =
-  | { call: string; arguments: JsonObject; as?: string; before?: ScriptRead; after?: ScriptRead & { expect: ReadExpectation } }
-  | { parallel: { call: string; arguments: JsonObject; as?: string }[] }
-  /** A question to the user about a fact: `question` is the rendered text the agent says. */
-  | { ask: string; question: string }
-  | { answer: string };
-
-export const SCRIPTED_VARIANTS = [
-  'clean',
-  'wrong_type_first',
-  'repair_arguments',
-  'retry_on_transient',
-  'precondition_first',
-  'verify_after_write',
-  'give_up_on_fault',
-  'batch_reads',
-  'guess_then_corrected',
-  'asks_too_often',
-] as const;
-export type ScriptedVariant = (typeof SCRIPTED_VARIANTS)[number];
 
 const FINDS_RENAMED_TOOLS: ReadonlySet<ScriptedVariant> = new Set([
   'repair_arguments',

@@ -13,18 +13,15 @@ import type { UserSimulator } from '../policy/user-simulator.js';
 import type { FaultPlan, FiredFault } from '../world/faults/fault-plan.js';
 import { FaultState } from '../world/faults/fault-state.js';
 import type { ConnectOptions, Connection } from '../world/in-process-connection.js';
-import { connectScriptedWorld } from '../world/kept-connections.js';
-import type { ServerFault } from '../world/servers/child-transport.js';
-import type { WorldInstance } from '../world/world-contract.js';
+import type { RecordedServerFault } from '../world/world-session-contract.js';
 import { runAgentLoop, type AgentRun, type WallTimeHalt } from './agent-loop.js';
 import type { Limits } from './limits.js';
 import { McpToolSession } from './tool-session.js';
 import { NULL_TRACE, type TraceSink } from './trace.js';
 
 export interface WorldEpisodeOptions {
-  /** A scripted world's live state, served in-process; or `connect`, which opens any world (see world-session.ts). */
-  instance?: WorldInstance;
-  connect?: (options: ConnectOptions) => Promise<Connection>;
+  /** Opens a connection to the episode's world, whatever its kind (a world session's connect, see world/world-session.ts); called again after a dropped connection. */
+  connect: (options: ConnectOptions) => Promise<Connection>;
   policy: Policy;
   user?: UserSimulator;
   messages: readonly Message[];
@@ -41,8 +38,7 @@ export interface WorldEpisodeOptions {
 /** A fired fault with the model turn it happened in (0: before the first turn). */
 export type RecordedFault = FiredFault & { step: number };
 
-/** A server world's child misbehaving (crash, hang, garbage on stdout, processes left behind), with the model turn it happened in. */
-export type RecordedServerFault = ServerFault & { step: number };
+export type { RecordedServerFault };
 
 export interface WorldEpisode {
   /** The catalog as first listed. */
@@ -75,10 +71,9 @@ export async function runWorldEpisode(options: WorldEpisodeOptions): Promise<Wor
       trace.emit('server_fault', { ...recorded });
     },
   };
-  const { instance, connect } = options;
-  if (!instance === !connect) throw new Error('runWorldEpisode takes exactly one of instance and connect');
+  const { connect } = options;
   enterPhase('connection');
-  const opened = await McpToolSession.open(() => (connect ? connect(connectOptions) : connectScriptedWorld(instance!, connectOptions)), trace).finally(() =>
+  const opened = await McpToolSession.open(() => connect(connectOptions), trace).finally(() =>
     exitPhase('connection'),
   );
   session = opened;

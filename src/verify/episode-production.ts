@@ -10,7 +10,7 @@ import { substream, type Random } from '../core/random.js';
 import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
 import { instantiateTask } from '../lanes/task-instance.js';
 import type { Policy } from '../policy/policy-contract.js';
-import type { ScriptStep } from '../policy/scripted-policy.js';
+import type { ScriptStep } from '../solutions/solution-script.js';
 import { ScriptedUser } from '../policy/scripted-user.js';
 import type { UserBrief, UserSimulator } from '../policy/user-simulator.js';
 import { renderString } from '../core/template.js';
@@ -140,6 +140,7 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     detail: fault.detail,
   }));
   enterPhase('record_assembly');
+  const serverFaultsRecorded = world.serverFaults(serverFaults);
   const record = assembleRecord({
     lane,
     task,
@@ -157,7 +158,7 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     actors: [policy.actor, ...(user ? [user.actor] : []), ...(lane.rewrites?.tasks[task.id] ? [lane.rewrites.writer] : []), world.actor(), FACTORY_ACTOR],
     producedAt: options.producedAt,
     faultsFired,
-    ...(world.kind === 'server' ? { serverFaults: serverFaults.map((fault) => ({ kind: fault.kind, step: fault.step, detail: fault.detail })) } : {}),
+    ...(serverFaultsRecorded ? { serverFaults: serverFaultsRecorded } : {}),
   });
   exitPhase('record_assembly');
   return record;

@@ -31,7 +31,7 @@ export interface RecordParts {
   actors: JsonObject[];
   producedAt: string;
   faultsFired: FaultFired[];
-  /** Server worlds only (absent for scripted worlds, whose records stay as they were). */
+  /** The faults of the world's own process, as its session records them (absent where the world runs none: scripted worlds' records stay as they were). */
   serverFaults?: ServerFaultRecord[];
 }
 

@@ -16,10 +16,8 @@ import { validateAgainst } from '../records/schema-registry.js';
 import type { TraceSink } from '../runner/trace.js';
 import { MODEL_TURN_PAST_WALL_TIME, USER_TURN_PAST_WALL_TIME, WALL_TIME_EXCEEDED, type WallTimeHalt } from '../runner/agent-loop.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { isServerWorld } from '../world/server-world.js';
-import { installedPackage } from '../world/servers/server-package.js';
+import { installedWorldMismatch } from '../world/installed-world.js';
 import { mcpSdkVersion } from '../world/world-actor.js';
-import { findWorld } from '../world/world-registry.js';
 import { produceEpisode, scriptedUserFor, type PolicyFactory, type UserFactory } from './episode-production.js';
 import { recordedActions, REPLAY_EXHAUSTED, ReplayPolicy } from './replay-policy.js';
 import { recordedUserReplies, ReplayUser } from './replay-user.js';
@@ -149,27 +147,13 @@ function versionMismatch(record: EpisodeRecord): string | undefined {
   const made = record.provenance.lineage.factory_version;
   const sdk = record.provenance.actors.find((actor) => actor.role === 'world')?.mcp_sdk;
   const current = `@modelcontextprotocol/sdk@${mcpSdkVersion()}`;
-  const server = serverPackageMismatch(record);
-  if (server) return server;
+  const world = record.provenance.actors.find((actor) => actor.role === 'world');
+  const served = world ? installedWorldMismatch(record.world.name, world) : undefined;
+  if (served) return served;
   if (made === FACTORY_VERSION && (sdk === undefined || sdk === current)) return undefined;
   return (
     `made by episode-factory ${made}${sdk ? ` with ${String(sdk)}` : ''}, but this is episode-factory ${FACTORY_VERSION} with ${current}; ` +
     'replay it with the versions that made it (check out that release and run npm ci)'
-  );
-}
-
-/** A server world's record names the package and lockfile integrity that served it; replay needs that exact copy. */
-function serverPackageMismatch(record: EpisodeRecord): string | undefined {
-  const actor = record.provenance.actors.find((candidate) => candidate.role === 'world') as Record<string, unknown> | undefined;
-  if (!actor || typeof actor.package !== 'string') return undefined;
-  const world = findWorld(record.world.name);
-  if (!world || !isServerWorld(world) || world.resolveEntry) return undefined;
-  const installed = installedPackage(world.package);
-  const here = `${world.package.name}@${installed.version}`;
-  if (actor.package === here && actor.integrity === installed.integrity) return undefined;
-  return (
-    `served by ${actor.package} (integrity ${String(actor.integrity)}), but this machine has ${here} (integrity ${installed.integrity}); ` +
-    'replay it with the package that served it (check out that release and run npm ci)'
   );
 }
 

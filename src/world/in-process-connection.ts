@@ -9,7 +9,7 @@ import type { jsonSchemaValidator, JsonSchemaValidator } from '@modelcontextprot
 import type { ToolDescriptor } from '../core/conversation.js';
 import { FaultLayer } from './faults/fault-layer.js';
 import type { FaultState } from './faults/fault-state.js';
-import type { ServerFault } from './servers/child-transport.js';
+import type { ServerFault } from './server-fault.js';
 
 export const CLIENT_INFO = { name: 'episode-factory', version: '1' } as const;
 

@@ -5,10 +5,12 @@
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { ConnectOptions, Connection } from './in-process-connection.js';
+import type { RecordedServerFault } from './server-fault.js';
 import type { ToolSpec } from './world-contract.js';
 
+export type { RecordedServerFault };
+
 export interface WorldSession {
-  readonly kind: 'scripted' | 'server';
   readonly name: string;
   readonly version: string;
   /** The declared catalog with our overlays (claims), for evidence checks. */
@@ -19,6 +21,12 @@ export interface WorldSession {
   finalSnapshot(): Promise<JsonValue>;
   /** The world actor of the record (for a server world: package, integrity, what it said it was, normalisations). */
   actor(): JsonObject;
+  /**
+   * What the record says of the faults of the world's own process: a server
+   * world lists them (an empty list too), a scripted world has no process and
+   * its records carry no such field (undefined), as they always have.
+   */
+  serverFaults(faults: readonly RecordedServerFault[]): RecordedServerFault[] | undefined;
   /** Ends the world: kills any child, removes any sandbox. Safe to call twice. */
   dispose(): Promise<void>;
 }

@@ -21,7 +21,6 @@ export async function openWorldSession(world: AnyWorld, random: Random, config: 
   const state = world.init(random, config);
   const instance = { world, state };
   return {
-    kind: 'scripted',
     name: world.name,
     version: world.version,
     tools: world.tools,
@@ -29,6 +28,7 @@ export async function openWorldSession(world: AnyWorld, random: Random, config: 
     connect: (connectOptions) => connectScriptedWorld(instance, connectOptions),
     finalSnapshot: async () => world.snapshot(state),
     actor: () => worldActor(world, 'in-memory'),
+    serverFaults: () => undefined,
     dispose: async () => undefined,
   };
 }

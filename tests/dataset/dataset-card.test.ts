@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
 import { type CardOptions, datasetCardInput, readCardFacts, readSplitLayout, renderDatasetCard, seedRanges, writeDatasetCard } from '../../src/dataset/dataset-card.js';
-import { laneCardReader } from '../../src/factory/lane-cards.js';
+import { laneCardReader } from '../../src/lanes/lane-cards.js';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { exportConfig } from '../../src/dataset/export-configs.js';
-import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { formatRate, wilsonInterval } from '../../src/statistics/wilson-interval.js';
 import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE } from '../conversation-lanes.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 

@@ -12,7 +12,7 @@ import { registerStats } from '../../src/cli/stats-command.js';
 import { FactoryError } from '../../src/core/errors.js';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { computeStats } from '../../src/dataset/dataset-stats.js';
-import { formatRate, wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { formatRate, wilsonInterval } from '../../src/statistics/wilson-interval.js';
 import { sealDataset } from '../fixtures/sealed-dataset.js';
 import { REPO_ROOT, runCliAsync, temporaryDirectory } from '../helpers.js';
 

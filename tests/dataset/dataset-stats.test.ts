@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { computeStats, distribution, formatStats } from '../../src/dataset/dataset-stats.js';
-import { wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { wilsonInterval } from '../../src/statistics/wilson-interval.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE } from '../conversation-lanes.js';
 

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { canonicalJson } from '../../src/core/canonical-json.js';
-import { toChatMessages, type ChatMessage } from '../../src/dataset/chat-format.js';
+import { toChatMessages, type ChatMessage } from '../../src/records/chat-format.js';
 import { continuationEnd, exportDpo, type DpoRow } from '../../src/dataset/export-dpo.js';
 import { exportSft, type SftRow } from '../../src/dataset/export-sft.js';
 import { codecByName } from '../../src/policy/codecs/codec-registry.js';

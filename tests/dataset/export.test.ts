@@ -6,13 +6,13 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFil
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { canonicalJson } from '../../src/core/canonical-json.js';
-import { chatArguments, toChatMessages } from '../../src/dataset/chat-format.js';
+import { chatArguments, toChatMessages } from '../../src/records/chat-format.js';
 import { beginDatasetUpdate } from '../../src/dataset/dataset-inputs.js';
 import { exportConfig } from '../../src/dataset/export-configs.js';
 import { splitDataset } from '../../src/dataset/dataset-split.js';
 import { exportDpo, sharedPrompt, type DpoRow } from '../../src/dataset/export-dpo.js';
 import { exportSft, type SftRow, type SftSummary } from '../../src/dataset/export-sft.js';
-import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';

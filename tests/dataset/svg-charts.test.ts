@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countAxis, faultChart, histogramChart, rateChart, rateText } from '../../src/dataset/svg-charts.js';
-import { wilsonInterval } from '../../src/dataset/wilson-interval.js';
+import { wilsonInterval } from '../../src/statistics/wilson-interval.js';
 
 function attributes(svg: string, selector: RegExp): Record<string, string>[] {
   return [...svg.matchAll(selector)].map((match) => Object.fromEntries([...match[0].matchAll(/([a-z-]+)="([^"]*)"/g)].map((pair) => [pair[1]!, pair[2]!])));

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { writeColumnar } from '../../src/records/columnar-files.js';
 import type { EpisodeRecord, RecordAssistantMessage } from '../../src/records/episode-record.js';

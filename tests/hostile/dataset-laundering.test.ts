@@ -13,8 +13,8 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
-import { EnvironmentDataset } from '../../src/factory/environment-dataset.js';
-import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { EnvironmentDataset } from '../../src/environment/environment-dataset.js';
+import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import type { Manifest } from '../../src/records/manifest.js';

@@ -4,7 +4,8 @@ import type { Message, ToolDescriptor } from '../../src/core/conversation.js';
 import { substream } from '../../src/core/random.js';
 import { corruptArguments, numberToWords } from '../../src/policy/argument-corruption.js';
 import type { Action } from '../../src/policy/policy-contract.js';
-import { ScriptedPolicy, type ScriptStep } from '../../src/policy/scripted-policy.js';
+import { ScriptedPolicy } from '../../src/policy/scripted-policy.js';
+import type { ScriptStep } from '../../src/solutions/solution-script.js';
 
 const searchTool: ToolDescriptor = {
   name: 'search_issues',

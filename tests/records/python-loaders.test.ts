@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { exportDpo } from '../../src/dataset/export-dpo.js';
 import { exportSft } from '../../src/dataset/export-sft.js';
-import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { pythonEnvironment, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';

@@ -12,6 +12,7 @@ import { DEFAULT_LIMITS, type Limits } from '../../src/runner/limits.js';
 import { McpToolSession } from '../../src/runner/tool-session.js';
 import { Trace } from '../../src/runner/trace.js';
 import { runWorldEpisode } from '../../src/runner/world-episode.js';
+import { connectScriptedWorld } from '../../src/world/kept-connections.js';
 import { ReplayPolicy } from '../../src/verify/replay-policy.js';
 import { issuesWorld } from '../../src/world/issues/issues-world.js';
 import { connectInProcess } from '../../src/world/in-process-connection.js';
@@ -28,7 +29,7 @@ async function run(actions: Action[], limits: Partial<Limits> = {}, seed = 11, u
   const initial = canonicalJson(issuesWorld.snapshot(state));
   const trace = new Trace('run-test', undefined, undefined, { keepInMemory: true });
   const { run: result, catalog } = await runWorldEpisode({
-    instance: { world: issuesWorld, state },
+    connect: (options) => connectScriptedWorld({ world: issuesWorld, state }, options),
     policy: new ReplayPolicy(actions, actor),
     ...(user ? { user } : {}),
     messages: opening,
@@ -162,7 +163,7 @@ describe('agent loop: a user who talks back', () => {
     assert.deepEqual(result.outcome, { kind: 'wall_time_limit', detail: 'user turn ran past wall_time_ms (50)' });
     const state = issuesWorld.init(substream(11, 'world'), {});
     const replayed = await runWorldEpisode({
-      instance: { world: issuesWorld, state },
+      connect: (options) => connectScriptedWorld({ world: issuesWorld, state }, options),
       policy: new ReplayPolicy([{ kind: 'final_text', text: 'Which one?' }], actor),
       user: listedUser([{ kind: 'reply', text: 'never given' }]),
       messages: opening,

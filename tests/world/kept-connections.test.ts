@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { canonicalJson } from '../../src/core/canonical-json.js';
 import { substream } from '../../src/core/random.js';
-import { generateDataset } from '../../src/factory/generate-dataset.js';
+import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { InfrastructureError, type Action, type Policy } from '../../src/policy/policy-contract.js';
 import { DEFAULT_LIMITS } from '../../src/runner/limits.js';
@@ -41,7 +41,7 @@ function readAndComment(state: IssuesState): Action[] {
 async function episode(world: World<IssuesState>, seed: number, policyFor: (state: IssuesState) => Policy = (state) => new ReplayPolicy(readAndComment(state), actor)) {
   const state = world.init(substream(seed, 'world'), {});
   const trace = new Trace('kept-test', undefined, undefined, { keepInMemory: true });
-  const result = await runWorldEpisode({ instance: { world, state }, policy: policyFor(state), messages: opening, limits: DEFAULT_LIMITS, trace: trace.phase('test') });
+  const result = await runWorldEpisode({ connect: (options) => connectScriptedWorld({ world, state }, options), policy: policyFor(state), messages: opening, limits: DEFAULT_LIMITS, trace: trace.phase('test') });
   return { result, state, events: trace.events! };
 }
 
@@ -192,7 +192,7 @@ describe('kept connections', () => {
     const state = world.init(substream(10, 'world'), {});
     const before = keptConnectionCounts();
     const { run } = await runWorldEpisode({
-      instance: { world, state },
+      connect: (options) => connectScriptedWorld({ world, state }, options),
       policy: new ReplayPolicy(readAndComment(state), actor),
       messages: opening,
       limits: DEFAULT_LIMITS,

@@ -13,13 +13,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChildEnvironment } from '../../core/child-environment.js';
-
-export type ServerFaultKind = 'crashed' | 'hung' | 'garbage_output' | 'spawn_failed' | 'leftover_processes';
-
-export interface ServerFault {
-  kind: ServerFaultKind;
-  detail: string;
-}
+import type { ServerFault } from '../server-fault.js';
 
 export interface ChildTransportOptions {
   command: string;

@@ -18,7 +18,8 @@ import type { ChildEnvironment } from '../../core/child-environment.js';
 import type { JsonObject } from '../../core/json-value.js';
 import type { ManagementChannel, ServerWorld } from '../server-world.js';
 import type { Sandbox } from './sandbox.js';
-import { ChildTransport, killGroup, type ServerFault } from './child-transport.js';
+import type { ServerFault } from '../server-fault.js';
+import { ChildTransport, killGroup } from './child-transport.js';
 
 const MANAGEMENT_TIMEOUT_MS = 10_000;
 

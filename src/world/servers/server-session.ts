@@ -20,7 +20,8 @@ import type { ServerWorld } from '../server-world.js';
 import { mcpSdkVersion } from '../world-actor.js';
 import type { WorldSession, WorldSessionOptions } from '../world-session-contract.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ChildTransport, type ServerFault } from './child-transport.js';
+import type { ServerFault } from '../server-fault.js';
+import { ChildTransport } from './child-transport.js';
 import { leaseKeptChild, poolingEnabled, type PooledLease } from './server-pool.js';
 import { GuardingTransport, type ArgumentGuard } from './guarding-transport.js';
 import { normaliseUp, NormalisingTransport, type Normalisation } from './normalising-transport.js';
@@ -172,7 +173,6 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
     };
 
     return {
-      kind: 'server',
       name: world.name,
       version: world.version,
       tools: world.tools,
@@ -180,6 +180,7 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
       connect,
       finalSnapshot: snapshot,
       actor: () => serverWorldActor(world, integrity, serverInfo, normalisations),
+      serverFaults: (faults) => faults.map((fault) => ({ kind: fault.kind, step: fault.step, detail: fault.detail })),
       dispose,
     };
   } catch (error) {

@@ -1,0 +1,27 @@
+// Owns the manifest of a dataset made from another (dedup's output): its
+// Arrow and Parquet copies, every file it holds, the lanes and counts of its
+// records, and the source it came from with the sha256 of the source's
+// manifest as it was checked, so the lineage names exact bytes and an audit
+// with --parent can tell a forged source from the real one (a source with no
+// manifest is named without one: nothing vouched for it).
+
+import { join } from 'node:path';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import { readWholeDataset } from './dataset-reader.js';
+import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
+import { writeManifest } from '../records/manifest.js';
+import type { ReadManifest } from '../records/manifest-verification.js';
+import { lanesOf } from './dataset-lanes.js';
+
+export async function writeDerivedManifest(dir: string, operation: string, source: { dir: string; manifest?: ReadManifest }, counts: Record<string, number> = {}): Promise<void> {
+  await writeColumnar(join(dir, 'episodes.jsonl'), { arrow: join(dir, ARROW_FILE), parquet: join(dir, PARQUET_FILE) });
+  const dataset = await readWholeDataset(dir, 'listed in a manifest');
+  await writeManifest(dir, {
+    operation,
+    factory_version: FACTORY_VERSION,
+    lanes: lanesOf(dataset),
+    counts: { records: dataset.rows.length, completed: dataset.rows.filter((row) => row.record.result.task_completed).length, ...counts },
+    source: source.dir,
+    ...(source.manifest ? { source_manifest_sha256: source.manifest.sha256 } : {}),
+  });
+}
