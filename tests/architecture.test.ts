@@ -25,15 +25,16 @@ const ALLOWED: Record<string, string[]> = {
   records: ['core'],
   world: ['core'],
   policy: ['core'],
+  models: ['core'],
   runner: ['core', 'records', 'world', 'policy'],
   lanes: ['core', 'records', 'world', 'policy', 'runner'],
   verify: ['core', 'records', 'world', 'policy', 'runner', 'lanes'],
   // Dataset operations work on records alone.
-  dataset: ['core', 'records'],
-  factory: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'dataset'],
+  dataset: ['core', 'records', 'models'],
+  factory: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'dataset', 'models'],
   // The inference engine serves a model over Ollama's and OpenAI's APIs; it reads and writes with the policies' codecs.
   engine: ['core', 'policy'],
-  cli: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'factory', 'dataset', 'engine'],
+  cli: ['core', 'records', 'world', 'policy', 'runner', 'lanes', 'verify', 'factory', 'dataset', 'engine', 'models'],
 };
 
 describe('architecture', () => {
