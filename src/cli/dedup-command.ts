@@ -2,14 +2,10 @@
 // progress line, and the one-line report with counts per reason (or JSON).
 
 import { type Command, InvalidArgumentError } from 'commander';
-import { FactoryError } from '../core/errors.js';
 import { DEFAULT_COSINE_THRESHOLD, DEFAULT_NEAR_THRESHOLD, dedupDataset, type DedupSummary } from '../dataset/dedup.js';
-import type { Embedder } from '../dataset/embedder.js';
-import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, OllamaEmbedder } from '../dataset/ollama-embedder.js';
+import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS } from '../models/embedding/embedder.js';
+import { embedderFromSpec, refuseOptionsWithoutEmbedder } from '../models/embedding/embedder-registry.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
-import { normaliseModelDigest } from '../core/model-pin.js';
-import { readApiKey, resolveBaseUrl } from '../core/openai-endpoint.js';
-import { OpenAIEmbedder } from '../dataset/openai-embedder.js';
 import { parseSeconds } from './model-timeout.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 import { checkInputs } from '../dataset/dataset-inputs.js';
@@ -39,40 +35,6 @@ function threshold(flag: string): (value: string) => number {
     }
     return parsed;
   };
-}
-
-export interface EmbedderServerOptions {
-  host?: string;
-  baseUrl?: string;
-  apiKeyEnv?: string;
-  modelDigest?: string;
-  timeoutMs?: number;
-}
-
-/** `ollama:<model>` or `openai:<model>`; each provider's flags apply to it alone. */
-export function embedderFromSpec(spec: string, options: EmbedderServerOptions = {}): Embedder {
-  const separator = spec.indexOf(':');
-  const provider = separator < 0 ? spec : spec.slice(0, separator);
-  const model = separator < 0 ? '' : spec.slice(separator + 1).trim();
-  if ((provider !== 'ollama' && provider !== 'openai') || model === '') {
-    throw new FactoryError('usage', `--embed ${spec} is not a provider:model pair this tool knows`, {
-      fix: 'write --embed ollama:<model> (e.g. ollama:nomic-embed-text) or --embed openai:<model> with --base-url',
-    });
-  }
-  const timeout = options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {};
-  if (provider === 'ollama') {
-    for (const [flag, value] of [['--base-url', options.baseUrl], ['--api-key-env', options.apiKeyEnv], ['--model-digest', options.modelDigest]] as const) {
-      if (value !== undefined) throw new FactoryError('usage', `${flag} applies to --embed openai:<model>`, { fix: `drop ${flag}, or embed with openai:<model>` });
-    }
-    return new OllamaEmbedder({ model, ...(options.host !== undefined ? { host: options.host } : {}), ...timeout });
-  }
-  if (options.host !== undefined) throw new FactoryError('usage', '--ollama-host applies to --embed ollama:<model>', { fix: 'drop --ollama-host (use --base-url)' });
-  const digest = options.modelDigest === undefined ? undefined : normaliseModelDigest(options.modelDigest);
-  if (options.modelDigest !== undefined && digest === undefined) {
-    throw new FactoryError('usage', `--model-digest "${options.modelDigest}" is not a digest`, { fix: 'pass sha256:<64 hex> of the weights file, or a 40-hex Hugging Face revision' });
-  }
-  const apiKey = readApiKey(options.apiKeyEnv);
-  return new OpenAIEmbedder({ model, baseUrl: resolveBaseUrl(options.baseUrl), ...(apiKey !== undefined ? { apiKey } : {}), ...(digest !== undefined ? { digest } : {}), ...timeout });
 }
 
 export function formatDedupSummary(summary: DedupSummary): string {
@@ -126,23 +88,10 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
         '  episode-factory dedup datasets/tool-world-v1 --out /tmp/semantic --no-near --embed ollama:nomic-embed-text --cosine 0.97',
     )
     .action(async (dir: string, flags: DedupFlags) => {
-      for (const [flag, value] of [['--ollama-host', flags.ollamaHost], ['--base-url', flags.baseUrl], ['--api-key-env', flags.apiKeyEnv], ['--model-digest', flags.modelDigest]] as const) {
-        if (value !== undefined && flags.embed === undefined) throw new FactoryError('usage', `${flag} was given without --embed`, { fix: `add --embed ${flag === '--ollama-host' ? 'ollama' : 'openai'}:<model>, or drop ${flag}` });
-      }
-      if (flags.modelTimeout !== undefined && flags.embed === undefined) {
-        throw new FactoryError('usage', '--model-timeout was given without --embed', { fix: 'add --embed ollama:<model> or --embed openai:<model>, or drop --model-timeout' });
-      }
+      const server = { host: flags.ollamaHost, baseUrl: flags.baseUrl, apiKeyEnv: flags.apiKeyEnv, modelDigest: flags.modelDigest };
+      if (flags.embed === undefined) refuseOptionsWithoutEmbedder({ ...server, timeoutMs: flags.modelTimeout });
       const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_EMBED_TIMEOUT_MS / 1000);
-      const embedder =
-        flags.embed === undefined
-          ? undefined
-          : embedderFromSpec(flags.embed, {
-              ...(flags.ollamaHost !== undefined ? { host: flags.ollamaHost } : {}),
-              ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
-              ...(flags.apiKeyEnv !== undefined ? { apiKeyEnv: flags.apiKeyEnv } : {}),
-              ...(flags.modelDigest !== undefined ? { modelDigest: flags.modelDigest } : {}),
-              ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-            });
+      const embedder = flags.embed === undefined ? undefined : embedderFromSpec(flags.embed, { ...server, timeoutMs });
       // The source must match its manifest; one with none is read with a warning, and the output's manifest then names no source manifest.
       const checked = await checkInputs(dir, 'dedup', [EPISODES_FILE]);
       if (checked.warning) streams.stderr.write(`dedup: warning: ${checked.warning}\n`);

@@ -17,7 +17,7 @@ import { JsonlAppender } from '../records/jsonl.js';
 import { deriveRecord } from '../records/lineage.js';
 import { describeFile, type ManifestFile } from '../records/manifest.js';
 import { assertDatasetDirectory, EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
-import { cosineSimilarity, type Embedder } from './embedder.js';
+import { cosineSimilarity, type Embedder } from '../models/embedding/embedder.js';
 import { type Banding, bandingFor, exactJaccard, LshIndex, MINHASH_PERMUTATIONS, MinHasher, recordShingles, SHINGLE_SIZE } from './minhash.js';
 import { trajectory, trajectoryHash, turnCalls } from './trajectory.js';
 

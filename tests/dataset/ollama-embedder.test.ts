@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
 import { DEDUP_REPORT_FILE, dedupDataset, type DedupReport, DROPPED_FILE, episodeText } from '../../src/dataset/dedup.js';
-import { cosineSimilarity } from '../../src/dataset/embedder.js';
+import { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel } from '../../src/core/ollama-host.js';
+import { cosineSimilarity } from '../../src/models/embedding/embedder.js';
 import { exactJaccard, recordShingles } from '../../src/dataset/minhash.js';
-import { DEFAULT_OLLAMA_HOST, OllamaEmbedder, resolveOllamaHost, sameModel } from '../../src/dataset/ollama-embedder.js';
+import { OllamaEmbedder } from '../../src/models/embedding/ollama-embedder.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 

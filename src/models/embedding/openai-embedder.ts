@@ -3,13 +3,16 @@
 // model is served before any work, sending batches to /embeddings with the
 // key from the variable the user named, and checking every vector before it
 // is compared. Every request has a silence limit; every failure is one line
-// with the flag that fixes it, and never carries the key.
+// with the flag that fixes it, and never carries the key. Also the `openai:`
+// entry of the registry: --base-url, --api-key-env and --model-digest.
 
-import { errorMessage, FactoryError } from '../core/errors.js';
-import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../core/timed-fetch.js';
-import { sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
-import type { Embedder } from './embedder.js';
-import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS } from './ollama-embedder.js';
+import { errorMessage, FactoryError } from '../../core/errors.js';
+import { normaliseModelDigest } from '../../core/model-pin.js';
+import { sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../../core/ollama-host.js';
+import { readApiKey, resolveBaseUrl } from '../../core/openai-endpoint.js';
+import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
+import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, type Embedder } from './embedder.js';
+import type { EmbedderProvider } from './embedder-provider.js';
 
 export interface OpenAIEmbedderOptions {
   model: string;
@@ -122,3 +125,22 @@ export class OpenAIEmbedder implements Embedder {
     });
   }
 }
+
+/** `--embed openai:<model>`, at --base-url (else OPENAI_BASE_URL), with the key from --api-key-env and the pin from --model-digest. */
+export const OPENAI_EMBEDDING: EmbedderProvider = {
+  name: 'openai',
+  usage: 'openai:<model> with --base-url',
+  options: [
+    { key: 'baseUrl', flag: '--base-url', fixElsewhere: 'drop --base-url, or embed with openai:<model>' },
+    { key: 'apiKeyEnv', flag: '--api-key-env', fixElsewhere: 'drop --api-key-env, or embed with openai:<model>' },
+    { key: 'modelDigest', flag: '--model-digest', fixElsewhere: 'drop --model-digest, or embed with openai:<model>' },
+  ],
+  create: (model, options) => {
+    const digest = options.modelDigest === undefined ? undefined : normaliseModelDigest(options.modelDigest);
+    if (options.modelDigest !== undefined && digest === undefined) {
+      throw new FactoryError('usage', `--model-digest "${options.modelDigest}" is not a digest`, { fix: 'pass sha256:<64 hex> of the weights file, or a 40-hex Hugging Face revision' });
+    }
+    const apiKey = readApiKey(options.apiKeyEnv);
+    return new OpenAIEmbedder({ model, baseUrl: resolveBaseUrl(options.baseUrl), apiKey, digest, timeoutMs: options.timeoutMs, batchSize: options.batchSize });
+  },
+};

@@ -3,26 +3,14 @@
 // recording the model's digest for the report, and turning every way this can
 // fail into one line with the command that fixes it. Every request has a
 // silence limit, so a server that never answers ends the command instead of
-// holding it forever.
+// holding it forever. Also the `ollama:` entry of the registry (--ollama-host).
 
 import { Ollama } from 'ollama';
-import { errorMessage, FactoryError } from '../core/errors.js';
-import { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
-import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../core/timed-fetch.js';
-import type { Embedder } from './embedder.js';
-
-export { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel };
-
-/** Inputs per /api/embed request: large enough to amortise the round trip, small enough to keep one request's memory modest. */
-export const DEFAULT_EMBED_BATCH = 32;
-
-/**
- * How long the server may stay silent on one /api/embed request: it answers a
- * batch only when every text of it is embedded, and a CPU embeds a batch of
- * 32 long episodes in tens of seconds (more on the first request, which loads
- * the model).
- */
-export const DEFAULT_EMBED_TIMEOUT_MS = 120_000;
+import { errorMessage, FactoryError } from '../../core/errors.js';
+import { resolveOllamaHost, sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../../core/ollama-host.js';
+import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
+import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, type Embedder } from './embedder.js';
+import type { EmbedderProvider } from './embedder-provider.js';
 
 interface ClientErrorShape {
   name?: string;
@@ -170,3 +158,11 @@ export class OllamaEmbedder implements Embedder {
     return embeddings as number[][];
   }
 }
+
+/** `--embed ollama:<model>`, at --ollama-host (else OLLAMA_HOST). */
+export const OLLAMA_EMBEDDING: EmbedderProvider = {
+  name: 'ollama',
+  usage: 'ollama:<model> (e.g. ollama:nomic-embed-text)',
+  options: [{ key: 'host', flag: '--ollama-host', fixElsewhere: 'drop --ollama-host (use --base-url)' }],
+  create: (model, options) => new OllamaEmbedder({ model, host: options.host, timeoutMs: options.timeoutMs, batchSize: options.batchSize }),
+};

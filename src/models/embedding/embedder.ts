@@ -1,6 +1,8 @@
-// Owns the contract of a text embedder for semantic dedup, and the cosine
-// similarity that compares its vectors. Providers (Ollama today) live in their
-// own files so that dedup never depends on one.
+// Owns the contract of a text embedder, the defaults every provider shares
+// (how many texts go in one request, how long a server may stay silent on
+// one), and the cosine similarity that compares the vectors. Providers live
+// in their own files, found by name in the registry, so that what embeds
+// (dedup) never depends on one.
 
 export interface Embedder {
   /** How the report names it, e.g. `ollama:nomic-embed-text`. */
@@ -10,6 +12,17 @@ export interface Embedder {
   /** One vector per text, in the order given, all of the same length. */
   embed(texts: string[]): Promise<number[][]>;
 }
+
+/** Inputs per embedding request: large enough to amortise the round trip, small enough to keep one request's memory modest. */
+export const DEFAULT_EMBED_BATCH = 32;
+
+/**
+ * How long a server may stay silent on one embedding request: it answers a
+ * batch only when every text of it is embedded, and a CPU embeds a batch of
+ * 32 long episodes in tens of seconds (more on the first request, which loads
+ * the model).
+ */
+export const DEFAULT_EMBED_TIMEOUT_MS = 120_000;
 
 /** Cosine of the angle between two vectors; 0 when either is all zeros (it points nowhere). */
 export function cosineSimilarity(left: readonly number[], right: readonly number[]): number {
