@@ -636,7 +636,7 @@ try {
     printRows(rows);
     process.stdout.write('\n' + formatEpisodeProfile(profile, floor));
     if (rows.some((row) => row[3] === 'NOT YET')) {
-      process.stdout.write('\nTargets marked NOT YET: why, and what comes next, is in the README, section Benchmark.\n');
+      process.stdout.write('\nTargets marked NOT YET: why, and what comes next, is in docs/scaling.md, section Benchmark.\n');
     }
   }
 } finally {

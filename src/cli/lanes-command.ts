@@ -98,7 +98,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       const rows = listLaneFiles().map(laneRow);
       if (flags.json) return writeJson(streams, rows);
       if (rows.length === 0) {
-        streams.stdout.write('no lanes found: add lanes/<name>.json (see README: "Adding a lane")\n');
+        streams.stdout.write('no lanes found: add lanes/<name>.json (see docs/lanes-and-tasks.md, "Adding a task or a lane")\n');
         return;
       }
       const valid = rows.filter((row) => row.valid);

@@ -15,7 +15,7 @@ export function registerMerge(program: Command, streams: Streams): void {
         'together they must cover the plan exactly once. Writes episodes.jsonl, rejected.jsonl, Arrow, Parquet, traces/ ' +
         "(the shards' trace archives, and their indexes joined) and manifest.json to --out; the data files are byte for " +
         'byte those of a single run. Shards may come from many ' +
-        'machines (a Kubernetes Indexed Job, a Slurm array) writing to shared storage; see the README, section Scaling.',
+        'machines (a Kubernetes Indexed Job, a Slurm array) writing to shared storage; see docs/scaling.md.',
     )
     .argument('<dirs...>', 'the shard directories, in any order')
     .requiredOption('--out <dir>', 'where the merged dataset goes (new, empty, or an earlier dataset)')

@@ -1,4 +1,4 @@
-// The README's walk from generate to training files, run as a user would:
+// The walk from generate to training files of docs/dataset-operations.md, run as a user would:
 // generate, dedup, audit, split, export sft and dpo, stats, card, audit again.
 
 import assert from 'node:assert/strict';

@@ -4,7 +4,7 @@
 // request refused and recorded, checks each plot drew the counts the records
 // hold, filters the episode list, opens episodes and finds their tool calls,
 // faults and verdicts, and saves screenshots under the test's temp dir (and
-// under $REPORT_SCREENSHOT_DIR when set: that is how the README's picture is made).
+// under $REPORT_SCREENSHOT_DIR when set: that is how the pictures in docs/report.md are made).
 
 import assert from 'node:assert/strict';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -226,10 +226,10 @@ describe('turn shapes: several calls in a turn and the user simulator', () => {
 });
 
 describe('computeStats on the faults sample', () => {
-  it('agrees with the summary line the README quotes for that lane', async () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const line = /generate tool-world-faults-v1: (\d+) episodes, (\d+) records written, \d+ rejected, tasks completed (\d+)\/(\d+) .*faults fired (\d+) \((\d+) kinds\)/.exec(readme);
-    assert.ok(line, 'the README quotes a generate line for tool-world-faults-v1');
+  it('agrees with the summary line docs/faults.md quotes for that lane', async () => {
+    const page = readFileSync(join(REPO_ROOT, 'docs', 'faults.md'), 'utf8');
+    const line = /generate tool-world-faults-v1: (\d+) episodes, (\d+) records written, \d+ rejected, tasks completed (\d+)\/(\d+) .*faults fired (\d+) \((\d+) kinds\)/.exec(page);
+    assert.ok(line, 'docs/faults.md quotes a generate line for tool-world-faults-v1');
     const [, , written, completed, of, fired, kinds] = line.map(Number);
     const stats = computeStats(await readDataset(SAMPLES[1]!));
     assert.equal(stats.records, written);
