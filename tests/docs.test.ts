@@ -17,13 +17,6 @@ import { REPO_ROOT } from './helpers.js';
 const DOCS = join(REPO_ROOT, 'docs');
 const PAGES = [join(REPO_ROOT, 'README.md'), ...readdirSync(DOCS).filter((name) => name.endsWith('.md')).sort().map((name) => join(DOCS, name))];
 
-/**
- * Pages another branch writes, linked from here before they exist (the
- * integrator writes docs/architecture.md). An entry must go once its file is
- * there: a test below fails until it does.
- */
-const WRITTEN_ELSEWHERE = ['docs/architecture.md'];
-
 interface Line {
   text: string;
   number: number;
@@ -88,7 +81,7 @@ function linkProblem(from: string, target: string): string | undefined {
   const [file, anchor] = target.split('#', 2) as [string, string | undefined];
   const path = file === '' ? from : join(dirname(from), decodeURIComponent(file));
   const name = relative(REPO_ROOT, path);
-  if (!existsSync(path)) return WRITTEN_ELSEWHERE.includes(name) ? undefined : `${target}: no file ${name}`;
+  if (!existsSync(path)) return `${target}: no file ${name}`;
   if (anchor === undefined || anchor === '') return undefined;
   if (!statSync(path).isFile() || !path.endsWith('.md')) return `${target}: an anchor into ${name}, which is not a Markdown page`;
   return anchorsOf(path).has(anchor) ? undefined : `${target}: ${name} has no heading whose anchor is #${anchor}`;
@@ -178,10 +171,6 @@ describe('the documentation', () => {
       }
     }
     assert.deepEqual(problems, []);
-  });
-
-  it('keeps no exemption for a page that now exists', () => {
-    for (const name of WRITTEN_ELSEWHERE) assert.ok(!existsSync(join(REPO_ROOT, name)), `${name} exists: remove it from WRITTEN_ELSEWHERE so its links are checked`);
   });
 
   it('finds a broken link and a broken anchor', () => {
