@@ -3,7 +3,7 @@
 // the Python environment of the loader and training tests.
 
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,4 +146,18 @@ export function traceIndexIds(datasetDir: string): string[] {
   const present = readdirSync(join(datasetDir, 'traces')).map((file) => `traces/${file}`).sort();
   if (JSON.stringify(present) !== JSON.stringify(expected)) throw new Error(`${datasetDir}: traces/ holds ${present.join(', ')}, the index names ${expected.join(', ')}`);
   return ids;
+}
+
+/**
+ * A committed sample dataset's committed files (the records), copied into
+ * `target`: what a user's own run left beside them (a manifest, columnar
+ * copies, traces, a report) stays behind, so a test that edits the copy sees
+ * a dataset with no manifest, whatever was run in the checkout before.
+ */
+export function copySample(name: string, target: string): void {
+  mkdirSync(target, { recursive: true });
+  for (const file of ['episodes.jsonl', 'rejected.jsonl']) {
+    const path = join(REPO_ROOT, 'datasets', name, file);
+    if (existsSync(path)) copyFileSync(path, join(target, file));
+  }
 }

@@ -7,16 +7,15 @@
 // under $REPORT_SCREENSHOT_DIR when set: that is how the pictures in docs/report.md are made).
 
 import assert from 'node:assert/strict';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { launchChromium } from '../headless-chromium.js';
-import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
+import { copySample, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
-const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 const HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">';
 
 /** A drawn SVG or HTML element, as far as these checks look at it (the project compiles without the DOM's types). */
@@ -96,7 +95,7 @@ describe('the HTML report in headless Chromium', () => {
 
   before(async () => {
     dataset = join(work, 'tool-world-faults-v1');
-    cpSync(SAMPLE, dataset, { recursive: true });
+    copySample('tool-world-faults-v1', dataset);
     records = readRecords(join(dataset, 'episodes.jsonl'));
     // A model can write anything; a final answer that tries to close the data block must stay text.
     const hostile = records.find((record) => record.result.outcome === 'final_answer' && record.task.id === 'comment-on-issue')!;

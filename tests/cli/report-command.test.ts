@@ -5,12 +5,12 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { ReportSummary } from '../../src/dataset/dataset-report.js';
 import { sealDataset } from '../fixtures/sealed-dataset.js';
-import { CLI, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
+import { copySample, CLI, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 
@@ -18,7 +18,7 @@ const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 async function copyOfSample(): Promise<{ work: string; dir: string }> {
   const work = temporaryDirectory('ef-report-command-');
   const dir = join(work, 'faults');
-  cpSync(SAMPLE, dir, { recursive: true });
+  copySample('tool-world-faults-v1', dir);
   await sealDataset(dir);
   return { work, dir };
 }

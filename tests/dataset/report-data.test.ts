@@ -5,7 +5,7 @@
 // worlds, tasks, policies, outcomes and fault kinds.
 
 import assert from 'node:assert/strict';
-import { appendFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
@@ -13,7 +13,7 @@ import { computeStats, distribution } from '../../src/dataset/dataset-stats.js';
 import { chooseSample, gatherReportData, policyKey, StrataTree } from '../../src/dataset/report-data.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { conversationDataset, DIALOGUE_LANE, mostCallsInATurn, PARALLEL_LANE, readRecords, simulatedUserTurns } from '../conversation-lanes.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { copySample, REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 
@@ -26,7 +26,7 @@ function sampleRecords(): EpisodeRecord[] {
 
 function copyOfSample(): string {
   const dir = join(temporaryDirectory('ef-report-data-'), 'dataset');
-  cpSync(SAMPLE, dir, { recursive: true });
+  copySample('tool-world-faults-v1', dir);
   return dir;
 }
 

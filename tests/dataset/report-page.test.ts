@@ -4,20 +4,20 @@
 // the viewer parses one at a time, and the same bytes for the same dataset.
 
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gatherReportData } from '../../src/dataset/report-data.js';
 import { EPISODES_PER_BLOCK, embeddedJson, grouped, renderReport } from '../../src/dataset/report-page.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
+import { copySample, REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 const SAMPLE = join(REPO_ROOT, 'datasets', 'tool-world-faults-v1');
 const HOSTILE = '</script><script>document.title="pwned"</script><!-- <img src=x onerror=alert(1)>';
 
 function datasetWithHostileAnswer(): { dir: string; id: string } {
   const dir = join(temporaryDirectory('ef-report-page-'), 'dataset');
-  cpSync(SAMPLE, dir, { recursive: true });
+  copySample('tool-world-faults-v1', dir);
   const lines = readFileSync(join(dir, 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
   const record = JSON.parse(lines[0]!) as EpisodeRecord;
   record.messages[record.messages.length - 1]!.content = HOSTILE;
