@@ -4,9 +4,11 @@
 
 import type { JsonObject } from '../../core/json-value.js';
 import type { ToolSpec } from '../world-contract.js';
+import { claimSubject } from '../claim-subject.js';
+import { objectSchema } from '../tool-schema.js';
 import { RESPONSES, ZONE_NAMES } from './calendar-vocabulary.js';
 
-const WE = "\\b(?:I|I've|I have|we|we've|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?";
+const CLAIM_SUBJECT = claimSubject();
 
 const email: JsonObject = { type: 'string', format: 'email', maxLength: 120, description: 'A person\'s email address, e.g. ines.okafor@northwind.example.com.' };
 const eventId: JsonObject = { type: 'string', pattern: '^ev-[0-9a-f]{6}$', description: 'An event id, e.g. ev-3fa9c2.' };
@@ -23,10 +25,6 @@ const duration: JsonObject = {
 const utc: JsonObject = { type: 'string', format: 'date-time', pattern: 'Z$' };
 const clock: JsonObject = { type: 'string', pattern: '^[0-2][0-9]:[0-5][0-9]$' };
 const offset: JsonObject = { type: 'string', pattern: '^[+-][0-9]{2}:[0-9]{2}$' };
-
-function objectSchema(properties: JsonObject, required: string[], extra: JsonObject = {}): JsonObject {
-  return { type: 'object', properties, required, additionalProperties: false, ...extra };
-}
 
 const attendee = objectSchema({ email: { type: 'string', format: 'email' }, response }, ['email', 'response']);
 
@@ -108,7 +106,7 @@ const TIMES =
 export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   {
     name: 'get_person',
-    claims: [`${WE}looked up\\b`],
+    claims: [`${CLAIM_SUBJECT}looked up\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Get a person by email: name, IANA time zone, its UTC offset, and working hours in their own local time (Monday to Friday). ' +
@@ -118,7 +116,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'list_events',
-    claims: [`${WE}(?:checked|looked at|went through)\\s+(?:\\S+\\s+)?calendar\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:checked|looked at|went through)\\s+(?:\\S+\\s+)?calendar\\b`],
     annotations: { readOnlyHint: true },
     description:
       "List one person's events (as organizer or attendee) that overlap [time_min, time_max), in start order, with that person's response. " +
@@ -147,7 +145,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_event',
-    claims: [`${WE}(?:checked|looked at|looked up|opened)\\s+(?:the\\s+)?(?:event|meeting)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:checked|looked at|looked up|opened)\\s+(?:the\\s+)?(?:event|meeting)\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Get one event by id: title, organizer, attendees with their responses, UTC start and end, status. ' +
@@ -157,7 +155,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'list_attendees',
-    claims: [`${WE}(?:checked|looked at|went through)\\s+(?:the\\s+)?(?:guest|attendee|invite[e]?)\\s+list\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:checked|looked at|went through)\\s+(?:the\\s+)?(?:guest|attendee|invite[e]?)\\s+list\\b`],
     annotations: { readOnlyHint: true },
     description:
       "List an event's attendees with name, response, time zone and the event's start in each attendee's local time. " +
@@ -189,7 +187,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'find_free_slots',
-    claims: [`${WE}(?:searched|looked|checked)\\s+for\\s+(?:a\\s+|the\\s+)?(?:free|open|common)\\s+(?:slot|time)`],
+    claims: [`${CLAIM_SUBJECT}(?:searched|looked|checked)\\s+for\\s+(?:a\\s+|the\\s+)?(?:free|open|common)\\s+(?:slot|time)`],
     annotations: { readOnlyHint: true },
     description:
       'Find times when every listed attendee is free for duration_minutes inside [time_min, time_max): no confirmed event they have not declined, ' +
@@ -220,7 +218,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'create_event',
-    claims: [`${WE}(?:created|booked|scheduled|set up|put)\\b`, '^(?:created|booked|scheduled)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:created|booked|scheduled|set up|put)\\b`, '^(?:created|booked|scheduled)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description:
       'Create an event that you organize (you are added as an attendee who accepted); the other attendees must exist and are invited. ' +
@@ -243,7 +241,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'reschedule_event',
-    claims: [`${WE}(?:rescheduled|moved)\\b`, '^(?:rescheduled|moved)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:rescheduled|moved)\\b`, '^(?:rescheduled|moved)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     description:
       'Move an event you organize to a new start; it keeps its length unless end or duration_minutes is given. Every attendee but you is asked to respond again. ' +
@@ -263,7 +261,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'update_event',
-    claims: [`${WE}(?:updated|renamed|invited|added\\s+\\S+\\s+to|removed\\s+\\S+\\s+from)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:updated|renamed|invited|added\\s+\\S+\\s+to|removed\\s+\\S+\\s+from)\\b`],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description:
       'Change an event you organize: its title or description, or invite or remove attendees (not its time: use reschedule_event). ' +
@@ -289,7 +287,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'cancel_event',
-    claims: [`${WE}cancell?ed\\b`, '^cancell?ed\\b'],
+    claims: [`${CLAIM_SUBJECT}cancell?ed\\b`, '^cancell?ed\\b'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description:
       'Cancel an event you organize, for everyone, with an optional note to the attendees. Only the organizer can cancel; ' +
@@ -299,7 +297,7 @@ export const CALENDAR_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'respond_to_event',
-    claims: [`${WE}(?:declined|accepted|tentatively accepted|responded|RSVP'?d)\\b`, '^(?:declined|accepted)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:declined|accepted|tentatively accepted|responded|RSVP'?d)\\b`, '^(?:declined|accepted)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     description:
       "Answer an invitation as yourself: accepted, declined or tentative. You must be an attendee and not the organizer; the event must not be cancelled.",

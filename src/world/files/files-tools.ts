@@ -4,6 +4,8 @@
 
 import type { JsonObject } from '../../core/json-value.js';
 import type { ToolSpec } from '../world-contract.js';
+import { claimSubject } from '../claim-subject.js';
+import { objectSchema } from '../tool-schema.js';
 import { MAX_FILE_BYTES } from './files-state.js';
 
 /** Absolute POSIX path: "/" or "/seg/seg…", each segment of letters, digits, ".", "_", "-", never "." or "..". */
@@ -18,11 +20,7 @@ const glob = (description: string): JsonObject => ({
   description: `${description} Matched against file names only (not folders): "*" is any run of characters, "?" one character.`,
 });
 
-const SUBJECT = "\\b(?:I|I've|I have|we|we've|we have)\\s+(?:now\\s+|just\\s+|also\\s+|successfully\\s+)?";
-
-function objectSchema(properties: JsonObject, required: string[], extra: JsonObject = {}): JsonObject {
-  return { type: 'object', properties, required, additionalProperties: false, ...extra };
-}
+const CLAIM_SUBJECT = claimSubject('successfully');
 
 const timestampField: JsonObject = { type: 'string', format: 'date-time' };
 const revisionField: JsonObject = { type: 'string', pattern: '^r[0-9a-f]{10}$' };
@@ -47,7 +45,7 @@ const line: JsonObject = objectSchema({ n: { type: 'integer', minimum: 1 }, text
 export const FILES_TOOLS: readonly ToolSpec[] = [
   {
     name: 'ls',
-    claims: [`${SUBJECT}(?:listed|looked through)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:listed|looked through)\\b`],
     annotations: { readOnlyHint: true },
     description:
       'List a folder: its entries (path, name, type, size in bytes, modified_at, readonly, revision) in path order. ' +
@@ -69,7 +67,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'find',
-    claims: [`${SUBJECT}(?:searched for|looked for)\\s+(?:the\\s+)?files\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:searched for|looked for)\\s+(?:the\\s+)?files\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Find entries anywhere below a folder (recursive), filtered by file-name glob, an exclusion glob, type and ' +
@@ -106,7 +104,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'read',
-    claims: [`${SUBJECT}(?:read|opened)\\s+(?:the\\s+)?(?:file|lines?)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:read|opened)\\s+(?:the\\s+)?(?:file|lines?)\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Read a text file, whole or a range of lines (1-based, inclusive; an end past the last line stops at the last line). ' +
@@ -135,7 +133,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'grep',
-    claims: [`${SUBJECT}(?:searched|grepped)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:searched|grepped)\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Search file contents line by line below a folder (or in one file) for a JavaScript regular expression, or for ' +
@@ -168,8 +166,8 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   {
     name: 'write',
     claims: [
-      `${SUBJECT}(?:wrote|written|saved|overwrote|overwritten|appended)\\b`,
-      `${SUBJECT}created\\s+(?:the\\s+|a\\s+|new\\s+)*file\\b`,
+      `${CLAIM_SUBJECT}(?:wrote|written|saved|overwrote|overwritten|appended)\\b`,
+      `${CLAIM_SUBJECT}created\\s+(?:the\\s+|a\\s+|new\\s+)*file\\b`,
       '^(?:wrote|saved|overwrote|appended)\\b',
       '^created\\s+(?:the\\s+|a\\s+|new\\s+)*file\\b',
     ],
@@ -193,7 +191,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'edit',
-    claims: [`${SUBJECT}(?:edited|updated|changed|replaced)\\b`, '^(?:edited|updated|changed|replaced)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:edited|updated|changed|replaced)\\b`, '^(?:edited|updated|changed|replaced)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description:
       'Replace exact text in a file. `old_text` must occur exactly once, unless replace_all: true replaces every occurrence; ' +
@@ -214,7 +212,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'copy',
-    claims: [`${SUBJECT}(?:copied|duplicated|backed up)\\b`, '^(?:copied|duplicated|backed up)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:copied|duplicated|backed up)\\b`, '^(?:copied|duplicated|backed up)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     description:
       'Copy one file to a new path (give the full target path, not a folder). Fails if the target exists unless ' +
@@ -240,7 +238,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'move',
-    claims: [`${SUBJECT}(?:moved|renamed|archived)\\b`, '^(?:moved|renamed|archived)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:moved|renamed|archived)\\b`, '^(?:moved|renamed|archived)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description:
       'Move or rename a file or folder (a folder moves with everything inside it). `target` is the full new path, not a ' +
@@ -265,7 +263,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'delete',
-    claims: [`${SUBJECT}(?:deleted|removed|erased)\\b`, '^(?:deleted|removed|erased)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:deleted|removed|erased)\\b`, '^(?:deleted|removed|erased)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description:
       'Delete files or folders, all or nothing: if any path is missing or not allowed, nothing is deleted. An empty folder ' +
@@ -296,7 +294,7 @@ export const FILES_TOOLS: readonly ToolSpec[] = [
   {
     name: 'mkdir',
     claims: [
-      `${SUBJECT}(?:created|made)\\s+(?:the\\s+|a\\s+|new\\s+)*(?:folder|directory)\\b`,
+      `${CLAIM_SUBJECT}(?:created|made)\\s+(?:the\\s+|a\\s+|new\\s+)*(?:folder|directory)\\b`,
       '^(?:created|made)\\s+(?:the\\s+|a\\s+|new\\s+)*(?:folder|directory)\\b',
     ],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },

@@ -3,7 +3,11 @@
 
 import type { JsonObject } from '../../core/json-value.js';
 import type { ToolSpec } from '../world-contract.js';
+import { claimSubject } from '../claim-subject.js';
+import { objectSchema } from '../tool-schema.js';
 import { CLOSE_REASONS, LABELS, PRIORITIES } from './issues-vocabulary.js';
+
+const CLAIM_SUBJECT = claimSubject();
 
 const issueNumber: JsonObject = { type: 'integer', minimum: 1, description: 'The issue number, e.g. 4821.' };
 const login: JsonObject = { type: 'string', pattern: '^[a-z][a-z0-9._-]{1,38}$', description: 'A user login, e.g. ines.okafor27.' };
@@ -56,16 +60,12 @@ const fullIssue: JsonObject = {
   },
 };
 
-function objectSchema(properties: JsonObject, required: string[], extra: JsonObject = {}): JsonObject {
-  return { type: 'object', properties, required, additionalProperties: false, ...extra };
-}
-
 const issueResult = objectSchema({ issue: fullIssue }, ['issue']);
 
 export const ISSUES_TOOLS: readonly ToolSpec[] = [
   {
     name: 'search_issues',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:searched|looked through|went through)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:searched|looked through|went through)\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Search issues in the repository. Every word of the query must appear in the title or body (case-insensitive). ' +
@@ -87,7 +87,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_issue',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:checked|looked at|read|opened)\\s+(?:the\\s+)?issue\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:checked|looked at|read|opened)\\s+(?:the\\s+)?issue\\b`],
     annotations: { readOnlyHint: true },
     description: 'Get one issue by number, with its body, labels, assignee, priority and comments.',
     inputSchema: objectSchema({ number: issueNumber }, ['number']),
@@ -95,7 +95,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_user',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?looked up\\b'],
+    claims: [`${CLAIM_SUBJECT}looked up\\b`],
     annotations: { readOnlyHint: true },
     description: 'Get a user by login: their display name and email address.',
     inputSchema: objectSchema({ login }, ['login']),
@@ -111,7 +111,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'create_issue',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:created|opened|filed)\\s+(?:a|an|the)\\s+(?:new\\s+)?issue', '^(?:created|opened|filed)\\s+(?:a\\s+|an\\s+)?(?:new\\s+)?issue'],
+    claims: [`${CLAIM_SUBJECT}(?:created|opened|filed)\\s+(?:a|an|the)\\s+(?:new\\s+)?issue`, '^(?:created|opened|filed)\\s+(?:a\\s+|an\\s+)?(?:new\\s+)?issue'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Create a new issue. Labels must be existing labels; the assignee must be an existing login.',
     inputSchema: objectSchema(
@@ -128,7 +128,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'update_issue',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:updated|reassigned|assigned|changed|set)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:updated|reassigned|assigned|changed|set)\\b`],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     description: 'Change fields of an existing issue: title, body, assignee (null to unassign), priority or due date.',
     inputSchema: objectSchema(
@@ -152,7 +152,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'close_issue',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?closed\\b', '^closed\\b'],
+    claims: [`${CLAIM_SUBJECT}closed\\b`, '^closed\\b'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Close an open issue with a reason. A duplicate must name the issue it duplicates in `duplicate_of`.',
     inputSchema: objectSchema(
@@ -167,7 +167,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'add_label',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:replaced|swapped)\\s+(?:the\\s+)?\\S+\\s+label\\b', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:added|applied)\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:re)?labell?ed\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:replaced|swapped)\\s+(?:the\\s+)?\\S+\\s+label\\b`, `${CLAIM_SUBJECT}(?:added|applied)\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)`, `${CLAIM_SUBJECT}(?:re)?labell?ed\\b`],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     description: 'Add a label to an issue. Adding a label the issue already has changes nothing.',
     inputSchema: objectSchema({ number: issueNumber, label }, ['number', 'label']),
@@ -175,7 +175,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'remove_label',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:replaced|swapped)\\s+(?:the\\s+)?\\S+\\s+label\\b', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?removed\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)', '^removed\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)'],
+    claims: [`${CLAIM_SUBJECT}(?:replaced|swapped)\\s+(?:the\\s+)?\\S+\\s+label\\b`, `${CLAIM_SUBJECT}removed\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)`, '^removed\\s+(?:the\\s+)?(?:label\\b|\\S+\\s+label\\b)'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description: 'Remove a label from an issue. Fails if the issue does not carry that label.',
     inputSchema: objectSchema({ number: issueNumber, label }, ['number', 'label']),
@@ -183,7 +183,7 @@ export const ISSUES_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'add_comment',
-    claims: ['\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?(?:posted|added|left)\\s+(?:a\\s+|the\\s+|your\\s+)?comment', '\\b(?:I|I\'ve|I have|we|we\'ve|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?commented\\b', '^(?:posted|added|left)\\s+(?:a\\s+|the\\s+)?comment'],
+    claims: [`${CLAIM_SUBJECT}(?:posted|added|left)\\s+(?:a\\s+|the\\s+|your\\s+)?comment`, `${CLAIM_SUBJECT}commented\\b`, '^(?:posted|added|left)\\s+(?:a\\s+|the\\s+)?comment'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description: 'Add a comment to an issue, optionally notifying people by email. Returns the new comment and the comment count.',
     inputSchema: objectSchema(

@@ -29,6 +29,3 @@ export function catalogSpecs(listed: readonly ListedTool[], claims: Readonly<Rec
     ...(claims[tool.name] ? { claims: claims[tool.name] } : {}),
   }));
 }
-
-/** "I wrote", "we've just saved", … : the subject every claim pattern starts with. */
-export const CLAIM_SUBJECT = "\\b(?:I|I've|I have|we|we've|we have)\\s+(?:now\\s+|just\\s+|also\\s+|successfully\\s+)?";

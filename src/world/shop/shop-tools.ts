@@ -5,6 +5,8 @@
 
 import type { JsonObject } from '../../core/json-value.js';
 import type { ToolSpec } from '../world-contract.js';
+import { claimSubject } from '../claim-subject.js';
+import { objectSchema } from '../tool-schema.js';
 import {
   CANCEL_REASONS,
   COUNTRIES,
@@ -15,16 +17,12 @@ import {
   RETURN_SCOPES,
 } from './shop-vocabulary.js';
 
-function objectSchema(properties: JsonObject, required: string[], extra: JsonObject = {}): JsonObject {
-  return { type: 'object', properties, required, additionalProperties: false, ...extra };
-}
-
 /** Output objects list what they promise but do not forbid more (a newer server may add fields). */
 function resultSchema(properties: JsonObject, required: string[]): JsonObject {
   return { type: 'object', properties, required };
 }
 
-const SUBJECT = "\\b(?:I|I've|I have|we|we've|we have)\\s+(?:now\\s+|just\\s+|also\\s+|already\\s+)?";
+const CLAIM_SUBJECT = claimSubject('already');
 
 const orderId: JsonObject = { type: 'string', pattern: '^ORD-[0-9]{6}$', description: 'An order id, e.g. ORD-482913.' };
 const customerId: JsonObject = { type: 'string', pattern: '^cus_[0-9a-f]{10}$', description: 'A customer id from find_customer, e.g. cus_3f9a0c12be.' };
@@ -192,7 +190,7 @@ const returnOut: JsonObject = resultSchema(
 export const SHOP_TOOLS: readonly ToolSpec[] = [
   {
     name: 'find_customer',
-    claims: [`${SUBJECT}(?:looked up|found|pulled up)\\s+(?:your|the)\\s+(?:customer\\s+)?(?:account|profile|customer record)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:looked up|found|pulled up)\\s+(?:your|the)\\s+(?:customer\\s+)?(?:account|profile|customer record)\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Find a customer by email address (case-insensitive). Returns their customer id, name, contact details, default ' +
@@ -223,7 +221,7 @@ export const SHOP_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'list_orders',
-    claims: [`${SUBJECT}(?:listed|went through|looked through|reviewed)\\s+(?:all\\s+)?(?:your|the customer's|their)\\s+(?:\\w+\\s+)?orders\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:listed|went through|looked through|reviewed)\\s+(?:all\\s+)?(?:your|the customer's|their)\\s+(?:\\w+\\s+)?orders\\b`],
     annotations: { readOnlyHint: true },
     description:
       "List a customer's orders, newest first, optionally only those in one status. Each entry has the order id, status, " +
@@ -252,7 +250,7 @@ export const SHOP_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_order',
-    claims: [`${SUBJECT}(?:checked|looked at|looked up|pulled up|reviewed)\\s+(?:the\\s+|your\\s+)?order\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:checked|looked at|looked up|pulled up|reviewed)\\s+(?:the\\s+|your\\s+)?order\\b`],
     annotations: { readOnlyHint: true },
     description:
       'Get one order by id: status, items (SKU, quantity, prices in cents, quantity already returned), amounts paid and ' +
@@ -264,7 +262,7 @@ export const SHOP_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_product',
-    claims: [`${SUBJECT}(?:checked|looked up)\\s+(?:the\\s+)?(?:stock|inventory|product|price)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:checked|looked up)\\s+(?:the\\s+)?(?:stock|inventory|product|price)\\b`],
     annotations: { readOnlyHint: true },
     description: 'Get a product by SKU: its name, category, current price and how many units are in stock.',
     inputSchema: objectSchema({ sku }, ['sku']),
@@ -289,7 +287,7 @@ export const SHOP_TOOLS: readonly ToolSpec[] = [
   {
     name: 'cancel_order',
     claims: [
-      `${SUBJECT}cancell?ed\\b`,
+      `${CLAIM_SUBJECT}cancell?ed\\b`,
       '\\border\\s+\\S+\\s+(?:has been|is now|was)\\s+cancell?ed\\b',
       '^cancell?ed\\s+(?:your\\s+|the\\s+)?order\\b',
     ],
@@ -311,7 +309,7 @@ export const SHOP_TOOLS: readonly ToolSpec[] = [
   {
     name: 'update_shipping_address',
     claims: [
-      `${SUBJECT}(?:updated|changed|corrected)\\s+(?:the\\s+|your\\s+)?(?:shipping\\s+|delivery\\s+)?address\\b`,
+      `${CLAIM_SUBJECT}(?:updated|changed|corrected)\\s+(?:the\\s+|your\\s+)?(?:shipping\\s+|delivery\\s+)?address\\b`,
       '\\baddress\\s+(?:has been|is now|was)\\s+(?:updated|changed)\\b',
       '^(?:updated|changed)\\s+(?:the\\s+)?(?:shipping\\s+|delivery\\s+)?address\\b',
     ],
@@ -327,7 +325,7 @@ export const SHOP_TOOLS: readonly ToolSpec[] = [
   {
     name: 'create_return',
     claims: [
-      `${SUBJECT}(?:opened|created|started|set up|authori[sz]ed|registered)\\s+(?:a\\s+|the\\s+)?return\\b`,
+      `${CLAIM_SUBJECT}(?:opened|created|started|set up|authori[sz]ed|registered)\\s+(?:a\\s+|the\\s+)?return\\b`,
       '\\breturn\\s+(?:RMA-\\d+\\s+)?(?:has been|is now|was)\\s+(?:opened|created|authori[sz]ed)\\b',
     ],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -366,7 +364,7 @@ export const SHOP_TOOLS: readonly ToolSpec[] = [
   {
     name: 'refund',
     claims: [
-      `${SUBJECT}(?:refunded|issued\\s+(?:a\\s+|the\\s+|your\\s+)?refund|processed\\s+(?:a\\s+|the\\s+|your\\s+)?refund)\\b`,
+      `${CLAIM_SUBJECT}(?:refunded|issued\\s+(?:a\\s+|the\\s+|your\\s+)?refund|processed\\s+(?:a\\s+|the\\s+|your\\s+)?refund)\\b`,
       '\\brefund\\s+(?:RF-\\d+\\s+|of\\s+\\$?[0-9.,]+\\s+)?(?:has been|was)\\s+(?:issued|processed|sent)\\b',
       '^refunded\\b',
     ],

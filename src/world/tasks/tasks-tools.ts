@@ -12,13 +12,15 @@
 
 import type { JsonObject } from '../../core/json-value.js';
 import type { ToolSpec } from '../world-contract.js';
+import { claimSubject } from '../claim-subject.js';
+import { objectSchema } from '../tool-schema.js';
 import { PRIORITIES, STATUSES } from './tasks-vocabulary.js';
 
 export const SAVE_DESCRIPTION = 'Save a task with the given fields.';
 export const MATCH_DESCRIPTION = 'Tasks matching a filter.';
 export const DEFAULT_LIMIT = 10;
 
-const ACTOR = "\\b(?:I|I've|I have|we|we've|we have)\\s+(?:now\\s+|just\\s+|also\\s+)?";
+const CLAIM_SUBJECT = claimSubject();
 
 const taskId: JsonObject = { type: 'string', pattern: '^T-[0-9]{4,6}$', description: 'A task id, e.g. T-4821.' };
 const projectKey: JsonObject = { type: 'string', pattern: '^[A-Z]{3,12}$', description: 'A project key, e.g. KESTREL.' };
@@ -28,10 +30,6 @@ const tag: JsonObject = { type: 'string', pattern: '^[a-z][a-z0-9-]{1,30}$' };
 const email: JsonObject = { type: 'string', format: 'email' };
 const date: JsonObject = { type: 'string', format: 'date', description: 'A calendar date, e.g. 2026-03-31.' };
 const tags: JsonObject = { type: 'array', items: tag, uniqueItems: true, maxItems: 6 };
-
-function objectSchema(properties: JsonObject, required: string[], extra: JsonObject = {}): JsonObject {
-  return { type: 'object', properties, required, additionalProperties: false, ...extra };
-}
 
 const checklistItem: JsonObject = {
   type: 'object',
@@ -96,7 +94,7 @@ const filter: JsonObject = objectSchema(
 export const TASKS_TOOLS: readonly ToolSpec[] = [
   {
     name: 'list_projects',
-    claims: [`${ACTOR}(?:listed|looked up)\\s+(?:the\\s+|all\\s+)?projects\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:listed|looked up)\\s+(?:the\\s+|all\\s+)?projects\\b`],
     annotations: { readOnlyHint: true },
     description: 'List the workspace\'s projects: key, name, owner and whether the project is archived. Archived projects are left out unless include_archived is true.',
     inputSchema: objectSchema({ include_archived: { type: 'boolean', default: false } }, []),
@@ -115,7 +113,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'list_tasks',
-    claims: [`${ACTOR}(?:listed|looked through|went through)\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:listed|looked through|went through)\\b`],
     annotations: { readOnlyHint: true },
     description: MATCH_DESCRIPTION,
     inputSchema: objectSchema(
@@ -139,7 +137,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'count_tasks',
-    claims: [`${ACTOR}counted\\b`],
+    claims: [`${CLAIM_SUBJECT}counted\\b`],
     annotations: { readOnlyHint: true },
     description: MATCH_DESCRIPTION,
     inputSchema: objectSchema({ filter }, []),
@@ -147,7 +145,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'get_task',
-    claims: [`${ACTOR}(?:checked|looked at|opened|read)\\s+(?:the\\s+)?task\\b`],
+    claims: [`${CLAIM_SUBJECT}(?:checked|looked at|opened|read)\\s+(?:the\\s+)?task\\b`],
     annotations: { readOnlyHint: true },
     description: 'Get one task by id, with its checklist, timestamps and completion details.',
     inputSchema: objectSchema({ id: taskId }, ['id']),
@@ -156,7 +154,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   {
     name: 'create_task',
     claims: [
-      `${ACTOR}(?:created|added|filed|saved)\\s+(?:a|an|the)\\s+(?:new\\s+)?task\\b`,
+      `${CLAIM_SUBJECT}(?:created|added|filed|saved)\\s+(?:a|an|the)\\s+(?:new\\s+)?task\\b`,
       '^(?:created|added)\\s+(?:a\\s+|the\\s+)?(?:new\\s+)?task\\b',
     ],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -178,7 +176,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   {
     name: 'update_task',
     claims: [
-      `${ACTOR}(?:updated|renamed|moved|changed|set|reassigned|raised|lowered|reprioriti[sz]ed|retitled|reopened)\\b`,
+      `${CLAIM_SUBJECT}(?:updated|renamed|moved|changed|set|reassigned|raised|lowered|reprioriti[sz]ed|retitled|reopened)\\b`,
       '^(?:updated|renamed|moved|changed|raised|reprioriti[sz]ed|reopened)\\b',
     ],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
@@ -207,7 +205,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   {
     name: 'complete_task',
     claims: [
-      `${ACTOR}(?:completed|finished|closed|marked)\\b`,
+      `${CLAIM_SUBJECT}(?:completed|finished|closed|marked)\\b`,
       '^(?:completed|finished|marked)\\b',
     ],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -217,7 +215,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'tick_checklist_item',
-    claims: [`${ACTOR}(?:ticked|checked off|crossed off)\\b`, '^(?:ticked|checked off)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:ticked|checked off|crossed off)\\b`, '^(?:ticked|checked off)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     description:
       'Tick one item of a task\'s checklist, named by its exact text. Fails if the task has no such item or it is already ticked. ' +
@@ -227,7 +225,7 @@ export const TASKS_TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'delete_task',
-    claims: [`${ACTOR}(?:deleted|removed)\\b`, '^(?:deleted|removed)\\b'],
+    claims: [`${CLAIM_SUBJECT}(?:deleted|removed)\\b`, '^(?:deleted|removed)\\b'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description: 'Delete a task for good. Only done tasks can be deleted, unless force is true.',
     inputSchema: objectSchema(

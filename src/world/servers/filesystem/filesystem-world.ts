@@ -17,7 +17,8 @@ import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { ServerWorld } from '../../server-world.js';
-import { CLAIM_SUBJECT, catalogSpecs, readListedCatalog } from '../listed-catalog.js';
+import { claimSubject } from '../../claim-subject.js';
+import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { jsDateString, sandboxPath } from '../normalising-transport.js';
 import { type Sandbox, sandboxAliases } from '../sandbox.js';
 
@@ -151,6 +152,7 @@ export async function probeFilesystemSandbox(sandbox: Sandbox): Promise<JsonValu
   return { dirs, files, other };
 }
 
+const CLAIM_SUBJECT = claimSubject('successfully');
 const listed = readListedCatalog(new URL('./filesystem-catalog.json', import.meta.url));
 
 export const filesystemServerWorld: ServerWorld = {

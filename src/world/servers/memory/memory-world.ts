@@ -14,7 +14,8 @@ import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { ServerWorld } from '../../server-world.js';
-import { CLAIM_SUBJECT, catalogSpecs, readListedCatalog } from '../listed-catalog.js';
+import { claimSubject } from '../../claim-subject.js';
+import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { sandboxPath } from '../normalising-transport.js';
 import { type Sandbox, sandboxAliases } from '../sandbox.js';
 
@@ -308,6 +309,7 @@ export async function probeMemorySandbox(sandbox: Sandbox): Promise<JsonValue> {
   return { ...memorySnapshot(graph), unreadable_lines: unreadable, other_files: otherFiles };
 }
 
+const CLAIM_SUBJECT = claimSubject('successfully');
 const listed = readListedCatalog(new URL('./memory-catalog.json', import.meta.url));
 
 const NOUN_ENTITY = '(?:entity|entities|node|nodes|person|people|project|projects|team|teams|tool|tools|duplicate)';
