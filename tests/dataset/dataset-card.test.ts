@@ -8,7 +8,11 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
-import { type CardOptions, datasetCardInput, readCardFacts, readSplitLayout, renderDatasetCard, seedRanges, writeDatasetCard } from '../../src/dataset/dataset-card.js';
+import { type CardOptions, readCardFacts } from '../../src/dataset/card-facts.js';
+import { datasetCardInput } from '../../src/dataset/card-input.js';
+import { seedRanges } from '../../src/dataset/card-text.js';
+import { renderDatasetCard, writeDatasetCard } from '../../src/dataset/dataset-card.js';
+import { readSplitLayout } from '../../src/dataset/split-layout.js';
 import { laneCardReader } from '../../src/lanes/lane-cards.js';
 import { readDataset } from '../../src/dataset/dataset-reader.js';
 import { exportConfig } from '../../src/dataset/export-configs.js';
