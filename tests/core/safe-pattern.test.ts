@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compilePattern, MAX_PROGRAM, MAX_STEPS, MAX_TEXT, PatternError, patternProblem, stepBudget, type PatternFlags } from '../../src/core/safe-pattern.js';
+import { compilePattern, patternProblem } from '../../src/core/safe-pattern.js';
+import { MAX_PROGRAM, MAX_STEPS, MAX_TEXT, PatternError, stepBudget, type PatternFlags } from '../../src/core/safe-pattern-contract.js';
 
 const FLAGS: readonly PatternFlags[] = ['', 'i', 'u', 'iu'];
 

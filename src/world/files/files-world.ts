@@ -7,7 +7,8 @@
 
 import { copyPlain } from '../../core/json-copy.js';
 import type { JsonObject, JsonValue } from '../../core/json-value.js';
-import { compilePattern, PatternError, stepBudget, type SafePattern } from '../../core/safe-pattern.js';
+import { compilePattern } from '../../core/safe-pattern.js';
+import { PatternError, stepBudget, type SafePattern } from '../../core/safe-pattern-contract.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
 import {
