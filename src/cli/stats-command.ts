@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { checkInputs } from '../dataset/dataset-inputs.js';
 import { EPISODES_FILE, formatProblem, readDataset } from '../dataset/dataset-reader.js';
-import { computeStats, formatStats } from '../dataset/dataset-stats.js';
+import { computeStats } from '../dataset/dataset-stats.js';
+import { formatStats } from '../dataset/stats-text.js';
 import { type Streams, writeJson } from './output.js';
 
 interface StatsFlags {

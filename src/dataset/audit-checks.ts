@@ -18,7 +18,7 @@ import { deriveRecord } from '../records/lineage.js';
 import { readJsonl } from '../records/jsonl.js';
 import { countRows, datasetFiles, MANIFEST_FILE, type Manifest } from '../records/manifest.js';
 import { compareWithManifest, readVerifiableManifest, type ReadManifest } from '../records/manifest-verification.js';
-import type { Dataset } from './dataset-reader.js';
+import { type Dataset, EPISODES_FILE } from './dataset-reader.js';
 
 export type AuditCheck = 'manifest' | 'lines' | 'ids' | 'lineage' | 'provenance' | 'turns' | 'columnar' | 'reproduction';
 
@@ -339,5 +339,5 @@ export function sampleIds(ids: readonly string[], size: number, hash: (text: str
 }
 
 export function parentIdsExist(dirs: readonly string[]): string[] {
-  return dirs.filter((dir) => !existsSync(join(dir, 'episodes.jsonl')));
+  return dirs.filter((dir) => !existsSync(join(dir, EPISODES_FILE)));
 }

@@ -5,7 +5,8 @@
 import { EPISODES_FILE } from './dataset-reader.js';
 import type { DatasetStats } from './dataset-stats.js';
 import { SPLIT_FILE } from './dataset-split.js';
-import { KNOWN_FILES, REJECTED_FILE } from './card-files.js';
+import { KNOWN_FILES } from './card-files.js';
+import { REJECTED_FILE } from './dataset-inputs.js';
 import { configSplits, type DatasetCardInput } from './card-input.js';
 import { code, list, markdownTable, plural } from './card-text.js';
 

@@ -4,7 +4,7 @@
 // publish.
 
 import { type Dataset } from './dataset-reader.js';
-import { compareKeys } from './dataset-stats.js';
+import { compareKeys } from './key-order.js';
 import { type ExportFacts, readExports } from './export-configs.js';
 import { code } from './card-text.js';
 

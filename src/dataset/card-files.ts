@@ -4,23 +4,26 @@
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
+import { MANIFEST_FILE } from '../records/manifest.js';
+import { REJECTED_FILE } from './dataset-inputs.js';
 import { EPISODES_FILE } from './dataset-reader.js';
 import { SPLIT_FILE } from './dataset-split.js';
+import { DEDUP_REPORT_FILE, DROPPED_FILE } from './dedup.js';
 import type { CardSplit } from './split-layout.js';
 
-export const REJECTED_FILE = 'rejected.jsonl';
-const MANIFEST_FILE = 'manifest.json';
+/** The runner's folder of trace archives (runner/trace-archive.ts), which the dataset layer may not import. */
 const TRACES_DIR = 'traces';
 
 /** What each file a dataset directory may hold is, in the card's words. */
 export const KNOWN_FILES: readonly (readonly [string, string])[] = [
   [EPISODES_FILE, 'every verified record, one JSON object per line'],
-  ['episodes.parquet', 'the same records as Parquet'],
-  ['episodes.arrow', 'the same records as Arrow IPC'],
+  [PARQUET_FILE, 'the same records as Parquet'],
+  [ARROW_FILE, 'the same records as Arrow IPC'],
   [REJECTED_FILE, 'episodes that did not verify, with the stage and the reason (not training data)'],
   [SPLIT_FILE, 'the split layout: which file holds which split, and its tasks'],
-  ['dropped.jsonl', 'records dedup dropped, each with the reason and the record it duplicates (not training data)'],
-  ['dedup.json', 'the dedup settings and counts'],
+  [DROPPED_FILE, 'records dedup dropped, each with the reason and the record it duplicates (not training data)'],
+  [DEDUP_REPORT_FILE, 'the dedup settings and counts'],
   ['report.html', 'the HTML report: overview, plots and an episode viewer (`episode-factory report`); open it in a browser'],
   ['sft/', 'SFT rows, one file per split (`episode-factory export sft`; the `sft` config when current, see Training exports)'],
   ['dpo/', 'DPO pairs, one file per split (`episode-factory export dpo`; the `dpo` config when current, see Training exports)'],

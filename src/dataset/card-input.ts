@@ -7,11 +7,13 @@ import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { type Dataset, EPISODES_FILE } from './dataset-reader.js';
-import { compareKeys, computeStats, type DatasetStats } from './dataset-stats.js';
+import { compareKeys, sortedRecord } from './key-order.js';
+import { computeStats, type DatasetStats } from './dataset-stats.js';
 import { type CardSplit, readSplitLayout } from './split-layout.js';
 import type { ExportFacts } from './export-configs.js';
 import type { CardFacts } from './card-facts.js';
-import { presentFiles, REJECTED_FILE, rejectedRows } from './card-files.js';
+import { presentFiles, rejectedRows } from './card-files.js';
+import { REJECTED_FILE } from './dataset-inputs.js';
 
 export interface CardLane {
   name: string;
@@ -78,9 +80,7 @@ function sortedUnique(values: Iterable<string>): string[] {
 function tally(values: Iterable<string>): Record<string, number> {
   const counts = new Map<string, number>();
   for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
-  const out: Record<string, number> = {};
-  for (const key of [...counts.keys()].sort(compareKeys)) out[key] = counts.get(key)!;
-  return out;
+  return sortedRecord(counts);
 }
 
 /** Lanes, tasks, worlds and provenance facts the card needs beyond the statistics, from the records. */

@@ -4,9 +4,11 @@
 // the license.
 
 import { EPISODES_FILE } from './dataset-reader.js';
-import { binLabel, callsPerTurnText, type DatasetStats, type Distribution, simulatedUserText } from './dataset-stats.js';
+import { binLabel, callsPerTurnText, simulatedUserText } from './stats-text.js';
+import type { DatasetStats } from './dataset-stats.js';
+import type { Distribution } from './stats-distribution.js';
 import { formatRate, type Rate } from '../statistics/wilson-interval.js';
-import { REJECTED_FILE } from './card-files.js';
+import { REJECTED_FILE } from './dataset-inputs.js';
 import type { DatasetCardInput } from './card-input.js';
 import { code, list, markdownTable, plural, seedRanges } from './card-text.js';
 

@@ -13,7 +13,8 @@ import { writeFileAtomically } from '../records/atomic-file.js';
 import { MANIFEST_FILE } from '../records/manifest.js';
 import { beginDatasetUpdate, checkInputs, describedInputs } from './dataset-inputs.js';
 import { assertDatasetDirectory, type DatasetProblem } from './dataset-reader.js';
-import { gatherReportData, type ReportDataOptions } from './report-data.js';
+import { gatherReportData } from './report-data.js';
+import type { ReportDataOptions } from './report-model.js';
 import { renderReport } from './report-page.js';
 
 export const REPORT_FILE = 'report.html';

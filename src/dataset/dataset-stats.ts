@@ -9,32 +9,15 @@ import { sha256Hex } from '../core/hashing.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import type { Dataset, DatasetProblem } from './dataset-reader.js';
 import { trajectoryHash } from './trajectory.js';
-import { formatRate, type Rate, wilsonInterval } from '../statistics/wilson-interval.js';
+import { type Rate, wilsonInterval } from '../statistics/wilson-interval.js';
+import { sortedRecord } from './key-order.js';
+import { distribution, type Distribution } from './stats-distribution.js';
+import { CountTally, RateTally } from './stats-tallies.js';
 
 export const STATS_FORMAT = 'episode-factory.stats.v1';
 
-/** At most this many histogram bins, so the text table stays a glance. */
-const MAX_HISTOGRAM_BINS = 10;
 /** Duplicate pairs named in the stats; the count is always complete. */
 const MAX_DUPLICATE_EXAMPLES = 10;
-
-/** Integer values from..to, both inclusive. */
-export interface HistogramBin {
-  from: number;
-  to: number;
-  count: number;
-}
-
-export interface Distribution {
-  count: number;
-  /** Null when there are no records. Percentiles are nearest-rank, so each is a value that occurs. */
-  min: number | null;
-  p50: number | null;
-  p90: number | null;
-  max: number | null;
-  mean: number | null;
-  histogram: HistogramBin[];
-}
 
 export interface FaultKindStats {
   /** Times this kind fired, over all episodes. */
@@ -133,17 +116,6 @@ export interface TurnStats {
   by_user_simulator: Record<string, number>;
 }
 
-/** Code-unit order: the same on every machine, unlike localeCompare. */
-export function compareKeys(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0;
-}
-
-function sortedRecord<T>(entries: Map<string, T>): Record<string, T> {
-  const out: Record<string, T> = {};
-  for (const key of [...entries.keys()].sort(compareKeys)) out[key] = entries.get(key)!;
-  return out;
-}
-
 function actorKeys(record: EpisodeRecord, role: string): string[] {
   return record.provenance.actors
     .filter((actor) => actor.role === role)
@@ -156,56 +128,6 @@ export function toolCallCount(record: EpisodeRecord): number {
     if (message.role === 'assistant') calls += message.tool_calls?.length ?? 0;
   }
   return calls;
-}
-
-/** Nearest-rank percentile of sorted values: the smallest value with at least q of the sample at or below it. */
-function nearestRank(sorted: readonly number[], q: number): number {
-  const rank = Math.max(1, Math.ceil(q * sorted.length));
-  return sorted[rank - 1]!;
-}
-
-export function distribution(values: readonly number[]): Distribution {
-  if (values.length === 0) return { count: 0, min: null, p50: null, p90: null, max: null, mean: null, histogram: [] };
-  const sorted = [...values].sort((left, right) => left - right);
-  const min = sorted[0]!;
-  const max = sorted[sorted.length - 1]!;
-  const width = Math.max(1, Math.ceil((max - min + 1) / MAX_HISTOGRAM_BINS));
-  const histogram: HistogramBin[] = [];
-  for (let from = min; from <= max; from += width) histogram.push({ from, to: from + width - 1, count: 0 });
-  for (const value of sorted) histogram[Math.floor((value - min) / width)]!.count++;
-  const sum = sorted.reduce((total, value) => total + value, 0);
-  return { count: sorted.length, min, p50: nearestRank(sorted, 0.5), p90: nearestRank(sorted, 0.9), max, mean: sum / sorted.length, histogram };
-}
-
-/** Successes out of n per key, turned into Wilson rates at the end. */
-export class RateTally {
-  private readonly tallies = new Map<string, { successes: number; n: number }>();
-
-  add(key: string, success: boolean): void {
-    const tally = this.tallies.get(key) ?? { successes: 0, n: 0 };
-    tally.n++;
-    if (success) tally.successes++;
-    this.tallies.set(key, tally);
-  }
-
-  rates(): Record<string, Rate> {
-    const rates = new Map<string, Rate>();
-    for (const [key, tally] of this.tallies) rates.set(key, wilsonInterval(tally.successes, tally.n));
-    return sortedRecord(rates);
-  }
-}
-
-class CountTally {
-  private readonly counts = new Map<string, number>();
-
-  /** Each distinct key once per record. */
-  add(keys: Iterable<string>): void {
-    for (const key of new Set(keys)) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-  }
-
-  counted(): Record<string, number> {
-    return sortedRecord(this.counts);
-  }
 }
 
 /**
@@ -381,132 +303,4 @@ export function computeStats(dataset: Dataset): DatasetStats {
   const accumulator = new StatsAccumulator();
   for (const row of dataset.rows) accumulator.add(row.record);
   return accumulator.finish(dataset.problems);
-}
-
-/** Left-aligned columns separated by two spaces; the last column is not padded. */
-function textTable(rows: readonly (readonly string[])[], indent = '  '): string {
-  if (rows.length === 0) return '';
-  const columns = Math.max(...rows.map((row) => row.length));
-  const widths = Array.from({ length: columns }, (_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows
-    .map((row) => indent + row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd())
-    .join('\n') + '\n';
-}
-
-function formatNumber(value: number | null, digits = 0): string {
-  return value === null ? '-' : value.toFixed(digits);
-}
-
-export function binLabel(bin: HistogramBin): string {
-  return bin.from === bin.to ? String(bin.from) : `${bin.from}-${bin.to}`;
-}
-
-/** Bars scaled to the largest bin, so the shape reads at a glance whatever the dataset size. */
-function histogramText(title: string, distribution: Distribution): string {
-  const largest = Math.max(0, ...distribution.histogram.map((bin) => bin.count));
-  const bar = (count: number): string => '#'.repeat(largest === 0 ? 0 : Math.round((count / largest) * 30));
-  return `${title}\n` + textTable(distribution.histogram.map((bin) => [binLabel(bin), String(bin.count), bar(bin.count)]));
-}
-
-/** `1.12 mean over 130 turns with calls; 14 turns with several (up to 3) in 12 episodes`. */
-export function callsPerTurnText(turns: TurnStats): string {
-  const entries = Object.entries(turns.calls_per_turn).map(([calls, count]) => [Number(calls), count] as const);
-  if (turns.with_calls === 0) return 'no turn called a tool';
-  const mean = entries.reduce((total, [calls, count]) => total + calls * count, 0) / turns.with_calls;
-  const most = Math.max(...entries.map(([calls]) => calls));
-  return (
-    `${mean.toFixed(2)} mean over ${turns.with_calls} turns with calls; ` +
-    (turns.with_several_calls === 0
-      ? 'none with several'
-      : `${turns.with_several_calls} turns with several (up to ${most}) in ${turns.episodes_with_several_calls} episodes`)
-  );
-}
-
-/** `40 replies in 32 episodes (user messages after the first), from scripted:scripted-user@1`. */
-export function simulatedUserText(turns: TurnStats): string {
-  const simulators = Object.keys(turns.by_user_simulator);
-  if (turns.simulated_user === 0 && simulators.length === 0) return 'none (no user simulator)';
-  return (
-    `${turns.simulated_user} replies in ${turns.episodes_with_simulated_user} episodes (user messages after the first)` +
-    (simulators.length > 0 ? `, from ${simulators.join(', ')}` : '')
-  );
-}
-
-/** Human-readable text tables; rates read `0.688 [0.580, 0.778] n=80`. */
-export function formatStats(stats: DatasetStats): string {
-  const duplicateLines = stats.duplicates.examples.map((example) => `  duplicate: ${example.record_id} = ${example.duplicate_of}\n`).join('');
-  const sections: string[] = [];
-  sections.push(
-    textTable(
-      [
-        ['records', String(stats.records)],
-        ['problems', `${stats.problems.length}${stats.problems.length > 0 ? ' (corrupt, torn or invalid lines; not counted)' : ''}`],
-        ['task completion', formatRate(stats.completion.overall)],
-        ['recovery', `${formatRate(stats.recovery)} (recovered, among episodes with an error turn or a fired fault)`],
-        ['duplicates', `${stats.duplicates.duplicates} duplicate records, ${stats.duplicates.distinct_trajectories} distinct trajectories`],
-        ['calls per turn', callsPerTurnText(stats.turns)],
-        ['simulated user', simulatedUserText(stats.turns)],
-      ],
-      '',
-    ) + duplicateLines,
-  );
-
-  const rateRows = (label: string, rates: Record<string, Rate>): string[][] => [
-    [label, 'records', 'completed', 'completion'],
-    ...Object.entries(rates).map(([key, rate]) => [key, String(rate.n), String(rate.successes), formatRate(rate)]),
-  ];
-  sections.push('by task\n' + textTable(rateRows('task', stats.completion.by_task)));
-  sections.push('by variant\n' + textTable(rateRows('variant', stats.completion.by_variant)));
-  sections.push(
-    'wording by task (distinct first user messages, phrasings and trajectories)\n' +
-      textTable([
-        ['task', 'records', 'user messages', 'phrasings', 'trajectories'],
-        ...Object.entries(stats.wording.by_task).map(([task, wording]) => [
-          task,
-          String(wording.records),
-          String(wording.user_messages),
-          String(wording.phrasings),
-          String(wording.trajectories),
-        ]),
-      ]),
-  );
-
-  const countRows = (label: string, counts: Record<string, number>): string[][] => [
-    [label, 'records'],
-    ...Object.entries(counts).map(([key, count]) => [key, String(count)]),
-  ];
-  sections.push('by world\n' + textTable(countRows('world', stats.counts.by_world)));
-  sections.push('by policy\n' + textTable(countRows('policy', stats.counts.by_policy)));
-  sections.push('by outcome\n' + textTable(countRows('outcome', stats.counts.by_outcome)));
-
-  const kinds = Object.entries(stats.faults.by_kind);
-  sections.push(
-    `faults: ${stats.faults.fired} fired in ${stats.faults.episodes_with_fault} episodes, ${kinds.length} kinds\n` +
-      (kinds.length === 0
-        ? ''
-        : textTable([
-            ['kind', 'fired', 'episodes', 'still completed'],
-            ...kinds.map(([kind, fault]) => [kind, String(fault.fired), String(fault.episodes), formatRate(fault.completed)]),
-          ])),
-  );
-
-  const lengthRow = (label: string, value: Distribution): string[] => [
-    label,
-    formatNumber(value.min),
-    formatNumber(value.p50),
-    formatNumber(value.p90),
-    formatNumber(value.max),
-    formatNumber(value.mean, 2),
-  ];
-  sections.push(
-    'episode length\n' +
-      textTable([
-        ['per episode', 'min', 'p50', 'p90', 'max', 'mean'],
-        lengthRow('messages', stats.lengths.messages),
-        lengthRow('tool calls', stats.lengths.tool_calls),
-      ]),
-  );
-  sections.push(histogramText('messages per episode', stats.lengths.messages));
-  sections.push(histogramText('tool calls per episode', stats.lengths.tool_calls));
-  return sections.join('\n');
 }

@@ -7,14 +7,14 @@
 
 import { join } from 'node:path';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { readWholeDataset } from './dataset-reader.js';
+import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
 import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
 import { writeManifest } from '../records/manifest.js';
 import type { ReadManifest } from '../records/manifest-verification.js';
 import { lanesOf } from './dataset-lanes.js';
 
 export async function writeDerivedManifest(dir: string, operation: string, source: { dir: string; manifest?: ReadManifest }, counts: Record<string, number> = {}): Promise<void> {
-  await writeColumnar(join(dir, 'episodes.jsonl'), { arrow: join(dir, ARROW_FILE), parquet: join(dir, PARQUET_FILE) });
+  await writeColumnar(join(dir, EPISODES_FILE), { arrow: join(dir, ARROW_FILE), parquet: join(dir, PARQUET_FILE) });
   const dataset = await readWholeDataset(dir, 'listed in a manifest');
   await writeManifest(dir, {
     operation,

@@ -7,8 +7,8 @@
 
 import { readFileSync } from 'node:fs';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { compareKeys } from './dataset-stats.js';
-import type { ReportData, ViewerData } from './report-data.js';
+import { compareKeys } from './key-order.js';
+import type { ReportData, ViewerData } from './report-model.js';
 import { escapeXml, faultChart, histogramChart, percentText, rateChart, rateText } from './svg-charts.js';
 import type { Rate } from '../statistics/wilson-interval.js';
 

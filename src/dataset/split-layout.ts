@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
-import { compareKeys } from './dataset-stats.js';
+import { compareKeys } from './key-order.js';
 import { SPLIT_FILE, SPLIT_FORMAT } from './dataset-split.js';
 
 export interface CardSplit {

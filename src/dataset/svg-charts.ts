@@ -4,7 +4,7 @@
 // each mark carries its numbers as data attributes and a tooltip, so a reader
 // (or a test in a browser) can check what was drawn.
 
-import type { HistogramBin } from './dataset-stats.js';
+import type { HistogramBin } from './stats-distribution.js';
 import type { Rate } from '../statistics/wilson-interval.js';
 
 // Two charts side by side fill the report's width at their natural size: text stays 12 px.

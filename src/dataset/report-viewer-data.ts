@@ -1,0 +1,110 @@
+// Owns the episodes the report's viewer embeds, read in a second pass over
+// the records file: each chosen record without its tool catalog (catalogs
+// are shared), and a list row whose strings point into interned tables, so
+// the page stays small however many episodes it holds.
+
+import { join } from 'node:path';
+import { FactoryError } from '../core/errors.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import type { EpisodeRecord, RecordTool } from '../records/episode-record.js';
+import { readLines } from '../records/jsonl.js';
+import { EPISODES_FILE } from './dataset-reader.js';
+import { toolCallCount } from './dataset-stats.js';
+import type { ViewerData, ViewerEpisode, ViewerIndexEntry } from './report-model.js';
+import { faultKinds, policyKey, worldKey } from './report-record-keys.js';
+
+/** The user's request is shown in the list and searched; longer ones are cut. */
+const MAX_PROMPT_CHARS = 240;
+
+function simulatedUserTurns(record: EpisodeRecord): number {
+  return Math.max(0, record.messages.filter((message) => message.role === 'user').length - 1);
+}
+
+function mostCallsInATurn(record: EpisodeRecord): number {
+  let most = 0;
+  for (const message of record.messages) if (message.role === 'assistant') most = Math.max(most, message.tool_calls?.length ?? 0);
+  return most;
+}
+
+function firstUserText(record: EpisodeRecord): string {
+  const user = record.messages.find((message) => message.role === 'user');
+  const text = user?.content.replace(/\s+/g, ' ').trim() ?? '';
+  return text.length > MAX_PROMPT_CHARS ? `${text.slice(0, MAX_PROMPT_CHARS - 1)}…` : text;
+}
+
+class Interner {
+  readonly values: string[] = [];
+  private readonly indexes = new Map<string, number>();
+
+  index(value: string): number {
+    let index = this.indexes.get(value);
+    if (index === undefined) {
+      index = this.values.length;
+      this.values.push(value);
+      this.indexes.set(value, index);
+    }
+    return index;
+  }
+}
+
+/** Pass 2: the chosen episodes in file order, compacted for the viewer. */
+export async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, ids: ReadonlyMap<number, string>, total: number, progress: (lines: number) => void): Promise<ViewerData> {
+  const worlds = new Interner();
+  const tasks = new Interner();
+  const policies = new Interner();
+  const kinds = new Interner();
+  const outcomes = new Interner();
+  const catalogs = new Interner();
+  const catalogValues: RecordTool[][] = [];
+  const entries: ViewerIndexEntry[] = [];
+  const episodes: ViewerEpisode[] = [];
+  let lines = 0;
+  const path = join(dir, EPISODES_FILE);
+  // Pass 1 validated every line: here only the chosen ones are parsed, and checked to be the same records.
+  for await (const entry of chosen.size === 0 ? [] : readLines(path)) {
+    progress(++lines);
+    if (!chosen.has(entry.line)) continue;
+    const line = entry.line;
+    let record: EpisodeRecord | undefined;
+    try {
+      record = JSON.parse(entry.text) as EpisodeRecord;
+    } catch {
+      record = undefined;
+    }
+    if (record === undefined || ids.get(line) !== record.record_id) {
+      throw new FactoryError('dataset_corrupt', `${path} changed while the report was reading it (line ${line})`, {
+        fix: 'let the command writing it finish, then run the report again',
+      });
+    }
+    const catalogKey = canonicalJson(record.tools);
+    const catalog = catalogs.index(catalogKey);
+    if (catalog === catalogValues.length) catalogValues.push(record.tools);
+    const { tools: _tools, ...rest } = record;
+    episodes.push({ record: rest, catalog });
+    entries.push({
+      id: record.record_id,
+      world: worlds.index(worldKey(record)),
+      task: tasks.index(record.task.id),
+      policy: policies.index(policyKey(record)),
+      faults: faultKinds(record).map((kind) => kinds.index(kind)),
+      completed: record.result.task_completed,
+      outcome: outcomes.index(record.result.outcome),
+      error_turns: record.recovery.error_turns,
+      tool_calls: toolCallCount(record),
+      messages: record.messages.length,
+      prompt: firstUserText(record),
+      user_turns: simulatedUserTurns(record),
+      most_calls: mostCallsInATurn(record),
+    });
+    // The rest of the file holds no chosen line.
+    if (episodes.length === chosen.size) break;
+  }
+  return {
+    total,
+    sampled: episodes.length < total,
+    tables: { worlds: worlds.values, tasks: tasks.values, policies: policies.values, fault_kinds: kinds.values, outcomes: outcomes.values },
+    entries,
+    episodes,
+    catalogs: catalogValues,
+  };
+}
