@@ -105,4 +105,13 @@ describe('architecture', () => {
     const missing = sourceFiles().filter((file) => !readFileSync(file, 'utf8').startsWith('//'));
     assert.deepEqual(missing.map((file) => relative(REPO_ROOT, file)), []);
   });
+
+  it('keeps every file of src/ to 500 lines at most: a longer one holds more than one concept', () => {
+    const lineCount = (text: string) => text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    const tooLong = sourceFiles()
+      .map((file) => ({ file: relative(REPO_ROOT, file), lines: lineCount(readFileSync(file, 'utf8')) }))
+      .filter(({ lines }) => lines > 500)
+      .map(({ file, lines }) => `${file}: ${lines} lines`);
+    assert.deepEqual(tooLong, [], 'split these along their concepts');
+  });
 });
