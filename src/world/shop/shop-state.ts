@@ -393,7 +393,7 @@ function generateOrder(random: Random, state: ShopState, customer: Customer, ord
       if (slot === 'delivered_old') {
         // Every customer has had one refund (the old order's shipping fee), so
         // net spending always differs from what was paid.
-        addRefund(state, order, order.shipping_cents, 'late_delivery', deliveredAt + random.int(1, 3) * day);
+        addRefund(state, order, order.shipping_cents, order.payment.method, 'late_delivery', null, timestamp(deliveredAt + random.int(1, 3) * day));
       }
       if (slot === 'returned') {
         const createdAt = deliveredAt + random.int(1, 10) * day;
@@ -414,7 +414,7 @@ function generateOrder(random: Random, state: ShopState, customer: Customer, ord
         for (const line of items) line.returned_quantity = line.quantity;
         order.status = 'returned';
         order.return_ids.push(returnId);
-        addRefund(state, order, subtotal, 'returned_items', createdAt + random.int(3, 8) * day);
+        addRefund(state, order, subtotal, order.payment.method, 'returned_items', null, timestamp(createdAt + random.int(3, 8) * day));
       }
       break;
     }
@@ -427,7 +427,7 @@ function generateOrder(random: Random, state: ShopState, customer: Customer, ord
       order.cancel_reason = random.pick(CANCEL_REASONS);
       if (random.chance(0.5)) {
         order.paid_cents = order.total_cents;
-        addRefund(state, order, order.total_cents, 'order_cancelled', cancelledAt);
+        addRefund(state, order, order.total_cents, order.payment.method, 'order_cancelled', null, timestamp(cancelledAt));
       }
       break;
     }
@@ -435,22 +435,23 @@ function generateOrder(random: Random, state: ShopState, customer: Customer, ord
   state.orders.set(orderId, order);
 }
 
-function addRefund(state: ShopState, order: Order, amount: number, reason: string, at: number): void {
-  const method: RefundMethod = order.payment.method;
-  const refundId = `RF-${state.next_refund++}`;
-  state.refunds.set(refundId, {
-    refund_id: refundId,
+/** Records a refund against its order; what else a refund does (store credit on the customer's balance) is the caller's. */
+export function addRefund(state: ShopState, order: Order, amount: number, method: RefundMethod, reason: string, note: string | null, createdAt: string): RefundRecord {
+  const refund: RefundRecord = {
+    refund_id: `RF-${state.next_refund++}`,
     order_id: order.order_id,
     customer_id: order.customer_id,
     amount_cents: amount,
     method,
     destination: destinationOf(order.payment, method),
     reason,
-    note: null,
-    created_at: timestamp(at),
-  });
+    note,
+    created_at: createdAt,
+  };
+  state.refunds.set(refund.refund_id, refund);
   order.refunded_cents += amount;
-  order.refund_ids.push(refundId);
+  order.refund_ids.push(refund.refund_id);
+  return refund;
 }
 
 /** Lines of distinct products with distinct line totals, so "that line's amount" names one line. */

@@ -13,8 +13,8 @@ import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { World } from '../world-contract.js';
 import { dispatchTo, fail, succeed, type ToolHandler } from '../tool-handlers.js';
 import {
+  addRefund,
   dateOf,
-  destinationOf,
   generateShopState,
   minutesOf,
   MINUTES_PER_DAY,
@@ -189,21 +189,8 @@ function checkAddress(address: JsonObject): string | null {
   return null;
 }
 
-function addRefund(state: ShopState, order: Order, amount: number, method: RefundMethod, reason: string, note: string | null): RefundRecord {
-  const refund: RefundRecord = {
-    refund_id: `RF-${state.next_refund++}`,
-    order_id: order.order_id,
-    customer_id: order.customer_id,
-    amount_cents: amount,
-    method,
-    destination: destinationOf(order.payment, method),
-    reason,
-    note,
-    created_at: tick(state),
-  };
-  state.refunds.set(refund.refund_id, refund);
-  order.refunded_cents += amount;
-  order.refund_ids.push(refund.refund_id);
+function issueRefund(state: ShopState, order: Order, amount: number, method: RefundMethod, reason: string, note: string | null): RefundRecord {
+  const refund = addRefund(state, order, amount, method, reason, note, tick(state));
   if (method === 'store_credit') state.customers.get(order.customer_id)!.store_credit_cents += amount;
   return refund;
 }
@@ -245,7 +232,7 @@ const handlers: Record<string, ToolHandler<ShopState>> = {
     const locked = lockedReason(state, order, 'cancelled');
     if (locked) return fail(locked);
     const refundable = order.paid_cents - order.refunded_cents;
-    const refund = refundable > 0 ? addRefund(state, order, refundable, order.payment.method, 'order_cancelled', null) : null;
+    const refund = refundable > 0 ? issueRefund(state, order, refundable, order.payment.method, 'order_cancelled', null) : null;
     order.status = 'cancelled';
     order.cancelled_at = refund ? refund.created_at : tick(state);
     order.cancel_reason = args.reason as string;
@@ -361,7 +348,7 @@ const handlers: Record<string, ToolHandler<ShopState>> = {
           `already refunded ${formatMoney(order.refunded_cents)}, so at most ${formatMoney(refundable)} (${refundable} cents) can be refunded.`,
       );
     }
-    const refund = addRefund(state, order, amount, method, args.reason as string, (args.note as string | undefined) ?? null);
+    const refund = issueRefund(state, order, amount, method, args.reason as string, (args.note as string | undefined) ?? null);
     return succeed({
       refund: refundView(refund),
       order: { order_id: order.order_id, paid_cents: order.paid_cents, refunded_cents: order.refunded_cents, refundable_cents: order.paid_cents - order.refunded_cents },
