@@ -10,6 +10,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EPISODES, startEnvironmentServer }
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeconds } from './model-timeout.js';
 import type { Streams } from './output.js';
+import { parsePort } from './port-flag.js';
 
 interface EnvServeFlags {
   port: string;
@@ -62,7 +63,7 @@ export function registerEnv(program: Command, streams: Streams, setExit: (status
         '  episode-factory replay datasets/online && episode-factory audit datasets/online',
     )
     .action(async (laneReference: string, flags: EnvServeFlags) => {
-      const port = parsePort(flags.port);
+      const port = parsePort('--port', flags.port, 8940);
       const idleTimeoutMs = parseSeconds('--idle-timeout', flags.idleTimeout, 300);
       const maxEpisodes = parseCount('--max-episodes', flags.maxEpisodes);
       const lane = loadLane(laneReference);
@@ -101,12 +102,6 @@ export function registerEnv(program: Command, streams: Streams, setExit: (status
       streams.stderr.write('env: stopped\n');
       setExit(0);
     });
-}
-
-function parsePort(text: string): number {
-  const port = Number(text);
-  if (!/^[0-9]{1,5}$/.test(text) || port > 65535) throw new FactoryError('usage', `--port "${text}" is not a port`, { fix: 'pass a port such as --port 8940, or --port 0 for a free one' });
-  return port;
 }
 
 function parseCount(flag: string, text: string): number {

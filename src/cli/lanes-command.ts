@@ -4,6 +4,7 @@
 
 import type { Command } from 'commander';
 import { basename } from 'node:path';
+import { clip } from '../core/clipped-text.js';
 import { FactoryError, errorMessage } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
 import { listLaneFiles, loadLane, resolveLanePath } from '../lanes/lane-loader.js';
@@ -251,10 +252,6 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       }
       setExit(unsound.length === 0 ? 0 : 1);
     });
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 
 /** "3/3": how many runs of a kind behaved as they must, out of how many there were. */

@@ -20,6 +20,7 @@ import { createForwardingServer } from '../world/servers/forwarding-server.js';
 import { getWorld, worldNames } from '../world/world-registry.js';
 import { openWorldSession, type WorldSession } from '../world/world-session.js';
 import type { Streams } from './output.js';
+import { parsePort } from './port-flag.js';
 
 /** What a served server world shows for every date its server prints (an episode shows its lane's produced_at). */
 const SERVE_PINNED_DATE = '2026-01-01T00:00:00Z';
@@ -71,7 +72,7 @@ export function registerServe(program: Command, streams: Streams, setExit: (stat
     .action(async (name: string, flags: ServeFlags) => {
       if (flags.stdio && flags.http !== undefined) throw new FactoryError('usage', '--stdio and --http are two transports; pick one', { fix: 'drop one of them' });
       if (!/^[0-9]{1,9}$/.test(flags.seed)) throw new FactoryError('usage', `--seed "${flags.seed}" is not a whole number`, { fix: 'pass --seed 0, --seed 17, ...' });
-      const port = flags.http === undefined ? undefined : parsePort(flags.http);
+      const port = flags.http === undefined ? undefined : parsePort('--http', flags.http, 8931);
       if (flags.allowOrigin !== undefined && port === undefined) {
         throw new FactoryError('usage', '--allow-origin applies to --http only (stdio has no origins)', { fix: 'add --http PORT, or drop --allow-origin' });
       }
@@ -155,12 +156,6 @@ function parseSessionCount(text: string): number {
 
 function mebibytes(bytes: number): string {
   return `${bytes / (1024 * 1024)} MiB`;
-}
-
-function parsePort(text: string): number {
-  const port = Number(text);
-  if (!/^[0-9]{1,5}$/.test(text) || port > 65535) throw new FactoryError('usage', `--http "${text}" is not a port`, { fix: 'pass a port such as --http 8931, or --http 0 for a free one' });
-  return port;
 }
 
 /** An --allow-origin value as browsers send it in the Origin header: `scheme://host[:port]` (lower case, default port dropped), or `null`. */

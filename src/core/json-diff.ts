@@ -2,6 +2,7 @@
 // reports that say exactly where a record and its replay disagree.
 
 import { canonicalJson } from './canonical-json.js';
+import { clip } from './clipped-text.js';
 import { formatPointer } from './json-pointer.js';
 
 export interface Difference {
@@ -11,6 +12,8 @@ export interface Difference {
 }
 
 const ABSENT = '(absent)';
+/** The longest value a difference shows. */
+const MAX_SHOWN = 120;
 
 export function jsonDifferences(left: unknown, right: unknown, limit = 10): Difference[] {
   const out: Difference[] = [];
@@ -39,13 +42,10 @@ function walk(left: unknown, right: unknown, path: (string | number)[], out: Dif
   }
   const leftText = left === undefined ? ABSENT : canonicalJson(left);
   const rightText = right === undefined ? ABSENT : canonicalJson(right);
-  if (leftText !== rightText) out.push({ pointer: formatPointer(path) || '/', left: clip(leftText), right: clip(rightText) });
+  if (leftText !== rightText) out.push({ pointer: formatPointer(path) || '/', left: clip(leftText, MAX_SHOWN), right: clip(rightText, MAX_SHOWN) });
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function clip(text: string, max = 120): string {
-  return text.length > max ? text.slice(0, max - 1) + '…' : text;
-}

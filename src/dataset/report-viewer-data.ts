@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { canonicalJson } from '../core/canonical-json.js';
+import { clip } from '../core/clipped-text.js';
 import type { EpisodeRecord, RecordTool } from '../records/episode-record.js';
 import { readLines } from '../records/jsonl.js';
 import { EPISODES_FILE } from './dataset-reader.js';
@@ -29,7 +30,7 @@ function mostCallsInATurn(record: EpisodeRecord): number {
 function firstUserText(record: EpisodeRecord): string {
   const user = record.messages.find((message) => message.role === 'user');
   const text = user?.content.replace(/\s+/g, ' ').trim() ?? '';
-  return text.length > MAX_PROMPT_CHARS ? `${text.slice(0, MAX_PROMPT_CHARS - 1)}…` : text;
+  return clip(text, MAX_PROMPT_CHARS);
 }
 
 class Interner {

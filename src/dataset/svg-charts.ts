@@ -4,6 +4,7 @@
 // each mark carries its numbers as data attributes and a tooltip, so a reader
 // (or a test in a browser) can check what was drawn.
 
+import { clip } from '../core/clipped-text.js';
 import type { HistogramBin } from './stats-distribution.js';
 import type { Rate } from '../statistics/wilson-interval.js';
 
@@ -35,10 +36,6 @@ export function percentText(fraction: number): string {
 export function rateText(rate: Rate): string {
   if (rate.rate === null) return 'no episodes';
   return `${rate.successes}/${rate.n} · ${percentText(rate.rate)} [${percentText(rate.low)}, ${percentText(rate.high)}]`;
-}
-
-function shortLabel(label: string): string {
-  return label.length > MAX_LABEL_CHARS ? `${label.slice(0, MAX_LABEL_CHARS - 1)}…` : label;
 }
 
 /** A round upper bound and step for a count axis: at most about five ticks. */
@@ -89,7 +86,7 @@ function horizontalAxis(rows: number, ticks: readonly { at: number; label: strin
 }
 
 function rowLabel(label: string, y: number): string {
-  return `<text class="label" x="${LABEL_WIDTH - 8}" y="${coordinate(y + ROW_HEIGHT / 2 + 4)}" text-anchor="end">${escapeXml(shortLabel(label))}</text>`;
+  return `<text class="label" x="${LABEL_WIDTH - 8}" y="${coordinate(y + ROW_HEIGHT / 2 + 4)}" text-anchor="end">${escapeXml(clip(label, MAX_LABEL_CHARS))}</text>`;
 }
 
 function rowNote(text: string, y: number): string {

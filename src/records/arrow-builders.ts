@@ -14,7 +14,7 @@ import { Bool, type DataType, Int, List, makeData, RecordBatch, Struct, Type, Ut
 import { RECORD_ARROW_SCHEMA, RECORD_STRUCT, type recordToRow } from './arrow-schema.js';
 
 /** apache-arrow's BufferBuilder rounding: a flushed buffer is a whole number of 64-byte blocks, at least one. */
-function bitmapBytes(length: number): number {
+export function bitmapBytes(length: number): number {
   const bytesMinus1 = Math.ceil(length / 8) - 1;
   return bytesMinus1 - (bytesMinus1 % 64) + 64 || 64;
 }

@@ -13,18 +13,13 @@
 
 import { type Data, type DataType, type Int, type List, makeData, RecordBatch, type Struct, Type } from 'apache-arrow';
 import { RECORD_ARROW_SCHEMA, RECORD_STRUCT } from './arrow-schema.js';
+import { bitmapBytes } from './arrow-builders.js';
 
 /** Rows [start, end) of a column. */
 export interface ColumnRange {
   data: Data;
   start: number;
   end: number;
-}
-
-/** apache-arrow's BufferBuilder rounding, as in arrow-builders.ts: whole 64-byte blocks, at least one. */
-function bitmapBytes(length: number): number {
-  const bytesMinus1 = Math.ceil(length / 8) - 1;
-  return bytesMinus1 - (bytesMinus1 % 64) + 64 || 64;
 }
 
 function bit(bitmap: Uint8Array, index: number): boolean {

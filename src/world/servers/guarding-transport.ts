@@ -10,6 +10,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../../core/json-value.js';
+import { WrappingTransport } from './wrapping-transport.js';
 
 export interface ArgumentGuard {
   /** Stable id, listed in the record and named in every refusal. */
@@ -34,24 +35,15 @@ export function guardRefusal(guards: readonly ArgumentGuard[], tool: string, arg
  * answered here with an isError result and never sent on; everything else
  * passes both ways untouched.
  */
-export class GuardingTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
-
+export class GuardingTransport extends WrappingTransport {
   constructor(
-    private readonly inner: Transport,
+    inner: Transport,
     private readonly guards: readonly ArgumentGuard[],
-  ) {}
-
-  async start(): Promise<void> {
-    this.inner.onmessage = (message) => this.onmessage?.(message);
-    this.inner.onclose = () => this.onclose?.();
-    this.inner.onerror = (error) => this.onerror?.(error);
-    await this.inner.start();
+  ) {
+    super(inner);
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
+  override async send(message: JSONRPCMessage): Promise<void> {
     const record = message as Record<string, any>;
     if (record.method === 'tools/call' && 'id' in record && record.params && typeof record.params === 'object') {
       const args = record.params.arguments;
@@ -63,10 +55,6 @@ export class GuardingTransport implements Transport {
         return;
       }
     }
-    return this.inner.send(message);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
+    return super.send(message);
   }
 }

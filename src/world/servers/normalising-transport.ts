@@ -10,6 +10,7 @@ import { posix } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SHOWN_HOME } from './sandbox.js';
+import { WrappingTransport } from './wrapping-transport.js';
 
 export interface Normalisation {
   /** Stable id, listed in the record. */
@@ -177,40 +178,29 @@ export function normaliseDown(value: unknown, rules: readonly Normalisation[]): 
  * every result and error comes up rewritten. Requests the server makes of the
  * client (roots/list) and notifications pass untouched.
  */
-export class NormalisingTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
-
+export class NormalisingTransport extends WrappingTransport {
   constructor(
-    private readonly inner: Transport,
+    inner: Transport,
     private readonly rules: readonly Normalisation[],
-  ) {}
-
-  async start(): Promise<void> {
-    this.inner.onmessage = (message) => {
-      const record = message as Record<string, unknown>;
-      if (!('method' in record) && ('result' in record || 'error' in record)) {
-        this.onmessage?.({ ...record, ...('result' in record ? { result: normaliseUp(record.result, this.rules) } : {}), ...('error' in record ? { error: normaliseUp(record.error, this.rules) } : {}) } as JSONRPCMessage);
-      } else {
-        this.onmessage?.(message);
-      }
-    };
-    this.inner.onclose = () => this.onclose?.();
-    this.inner.onerror = (error) => this.onerror?.(error);
-    await this.inner.start();
+  ) {
+    super(inner);
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
+  protected override receive(message: JSONRPCMessage): void {
+    const record = message as Record<string, unknown>;
+    if (!('method' in record) && ('result' in record || 'error' in record)) {
+      this.onmessage?.({ ...record, ...('result' in record ? { result: normaliseUp(record.result, this.rules) } : {}), ...('error' in record ? { error: normaliseUp(record.error, this.rules) } : {}) } as JSONRPCMessage);
+    } else {
+      this.onmessage?.(message);
+    }
+  }
+
+  override async send(message: JSONRPCMessage): Promise<void> {
     const record = message as Record<string, any>;
     if (record.method === 'tools/call' && record.params && typeof record.params === 'object') {
       const params = { ...record.params, arguments: normaliseDown(record.params.arguments ?? {}, this.rules) };
-      return this.inner.send({ ...record, params } as JSONRPCMessage);
+      return super.send({ ...record, params } as JSONRPCMessage);
     }
-    return this.inner.send(message);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
+    return super.send(message);
   }
 }

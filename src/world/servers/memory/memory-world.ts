@@ -11,6 +11,7 @@
 import { readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
+import { capitalise } from '../../../core/letter-case.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { ServerWorld } from '../../server-world.js';
@@ -56,17 +57,13 @@ export interface MemoryGraph {
   relations: MemoryRelation[];
 }
 
-function capital(word: string): string {
-  return word[0]!.toUpperCase() + word.slice(1);
-}
-
 /** A seeded knowledge graph, drawn from `random` alone. */
 export function drawMemoryGraph(random: Random): MemoryGraph {
   const count = random.int(7, 9);
   // Distinct first and last names, so "T. Novak" can stand for exactly one person; one more for the newcomer.
   const firsts = random.sample(FIRST_NAMES, count + 1);
   const lasts = random.sample(LAST_NAMES, count + 1);
-  const names = firsts.map((first, index) => `${capital(first)} ${capital(lasts[index]!)}`);
+  const names = firsts.map((first, index) => `${capitalise(first)} ${capitalise(lasts[index]!)}`);
   const newcomer = names.pop()!;
   const teams = random.sample(TEAMS, random.int(2, 3));
   const projects = random.sample(PROJECTS, 3);

@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { FactoryError, errorMessage } from '../../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
+import { capitalise } from '../../../core/letter-case.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { ServerPackage, ServerWorld } from '../../server-world.js';
@@ -190,10 +191,6 @@ export interface StoreRows {
   order_items: OrderItem[];
 }
 
-function capital(word: string): string {
-  return word[0]!.toUpperCase() + word.slice(1);
-}
-
 function date(random: Random): string {
   const month = random.int(1, 11);
   const day = random.int(1, 28);
@@ -214,7 +211,7 @@ export function drawStore(random: Random): StoreRows {
     taken.add(`${first} ${last}`);
     names.push({ first, last });
   }
-  const fullName = (person: { first: string; last: string }) => `${capital(person.first)} ${capital(person.last)}`;
+  const fullName = (person: { first: string; last: string }) => `${capitalise(person.first)} ${capitalise(person.last)}`;
   const emails = new Set<string>();
   const email = (local: string, domain: string) => {
     let candidate = `${local}@${domain}`;
