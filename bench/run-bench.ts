@@ -55,7 +55,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { childEnvironment } from '../src/core/child-environment.js';
 import { generateDataset } from '../src/generation/generate-dataset.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
-import { ARROW_FILE, BATCH_ROWS, ipcStream, PARQUET_FILE, writeColumnar, writeColumnarBatches } from '../src/records/columnar-files.js';
+import { ARROW_FILE, PARQUET_FILE } from '../src/records/columnar-names.js';
+import { BATCH_ROWS, writeColumnar, writeColumnarBatches } from '../src/records/columnar-files.js';
+import { ipcStream } from '../src/records/arrow-ipc.js';
 import { RecordBatchBuilder } from '../src/records/arrow-builders.js';
 import { rebatch } from '../src/records/arrow-concatenation.js';
 import { recordToRow } from '../src/records/arrow-schema.js';

@@ -12,7 +12,7 @@ import { loadLane } from '../lanes/lane-loader.js';
 import { readJsonl } from '../records/jsonl.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { replayRecord } from '../verify/replay.js';
-import { EPISODES_FILE } from '../generation/generate-dataset.js';
+import { EPISODES_FILE } from '../generation/dataset-directory.js';
 import { policyFactoryFor } from '../factory/policy-selection.js';
 
 export interface ReplayFailure {

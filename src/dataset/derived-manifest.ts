@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
-import { ARROW_FILE, PARQUET_FILE, writeColumnar } from '../records/columnar-files.js';
+import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
+import { writeColumnar } from '../records/columnar-files.js';
 import { writeManifest } from '../records/manifest.js';
 import type { ReadManifest } from '../records/manifest-verification.js';
 import { lanesOf } from './dataset-lanes.js';

@@ -19,7 +19,6 @@ import { TRACES_DIR } from '../runner/trace-archive.js';
 
 export const EPISODES_FILE = 'episodes.jsonl';
 export const REJECTED_FILE = 'rejected.jsonl';
-export { TRACES_DIR } from '../runner/trace-archive.js';
 export const STAGING_DIR = '.partial';
 /** Marks a staging directory as the factory's, so that it may be cleared. */
 export const STAGING_MARKER = 'staging.json';

@@ -48,7 +48,6 @@ import { startWorker, type GenerationWorker } from './worker-pool.js';
 import { guidedParts } from './part-schedule.js';
 import { isBuiltInWorld } from '../world/world-registry.js';
 
-export { EPISODES_FILE, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from './dataset-directory.js';
 /** The most episodes in one part: what a kill can cost per worker, and how often progress is sealed. */
 export const PART_EPISODES = 200;
 /** Below this many episodes, starting worker threads costs more than it saves: the default then is one thread. */

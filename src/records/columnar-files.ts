@@ -18,10 +18,8 @@ import type { EpisodeRecord } from './episode-record.js';
 import { readLines } from './jsonl.js';
 import { RecordBatchBuilder } from './arrow-builders.js';
 import { ipcStream } from './arrow-ipc.js';
-export { ipcStream } from './arrow-ipc.js';
 import { recordToRow } from './arrow-schema.js';
 
-export { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE, type ColumnarFormat } from './columnar-names.js';
 export const BATCH_ROWS = 1000;
 
 /** Batches of Arrow rows from records, in order; an empty input still gives one (empty) batch, so both files carry the schema. */

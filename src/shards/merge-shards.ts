@@ -15,11 +15,13 @@ import { canonicalJson } from '../core/canonical-json.js';
 import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { rebatch } from '../records/arrow-concatenation.js';
-import { ARROW_FILE, arrowFileBatches, BATCH_ROWS, PARQUET_FILE, writeColumnar, writeColumnarBatches } from '../records/columnar-files.js';
+import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
+import { arrowFileBatches, BATCH_ROWS, writeColumnar, writeColumnarBatches } from '../records/columnar-files.js';
 import type { Manifest } from '../records/manifest.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { TRACE_INDEX_FILE } from '../runner/trace-archive.js';
-import { claimDatasetDirectory, concatenateFiles, createStaging, EPISODES_FILE, publishDataset, REJECTED_FILE, STAGING_DIR, TRACES_DIR } from '../generation/dataset-directory.js';
+import { claimDatasetDirectory, concatenateFiles, createStaging, EPISODES_FILE, publishDataset, REJECTED_FILE, STAGING_DIR } from '../generation/dataset-directory.js';
+import { TRACES_DIR } from '../runner/trace-archive.js';
 
 export interface MergeOptions {
   sources: readonly string[];

@@ -13,7 +13,8 @@ import { PartTraceArchive } from '../../src/generation/part-trace-archive.js';
 import { writePart, type PartSummary } from '../../src/generation/run-parts.js';
 import { RecordBatchBuilder } from '../../src/records/arrow-builders.js';
 import { recordToRow } from '../../src/records/arrow-schema.js';
-import { ipcStream, writeColumnar } from '../../src/records/columnar-files.js';
+import { ipcStream } from '../../src/records/arrow-ipc.js';
+import { writeColumnar } from '../../src/records/columnar-files.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 

@@ -6,7 +6,8 @@ import { type RecordBatch, RecordBatchStreamWriter, tableFromIPC } from 'apache-
 import { RecordBatchBuilder } from '../../src/records/arrow-builders.js';
 import { concatenateColumn, rebatch } from '../../src/records/arrow-concatenation.js';
 import { RECORD_STRUCT } from '../../src/records/arrow-schema.js';
-import { arrowFileBatches, ipcStream, writeColumnar, writeColumnarBatches } from '../../src/records/columnar-files.js';
+import { arrowFileBatches, writeColumnar, writeColumnarBatches } from '../../src/records/columnar-files.js';
+import { ipcStream } from '../../src/records/arrow-ipc.js';
 import { builtWhole, rowsOf, type Row } from '../fixtures/arrow-rows.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
