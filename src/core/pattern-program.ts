@@ -13,18 +13,18 @@ export const MATCH = 4;
 export const ASSERTIONS: readonly Assertion[] = ['begin', 'end', 'word', 'not_word'];
 
 /** States a node compiles to; Infinity stands for "too many to count". */
-export function size(node: Node): number {
+export function programSize(node: Node): number {
   switch (node.type) {
     case 'char':
     case 'assert':
       return 1;
     case 'seq':
-      return node.items.reduce((total, item) => total + size(item), 0);
+      return node.items.reduce((total, item) => total + programSize(item), 0);
     case 'alt':
-      return node.options.reduce((total, option) => total + size(option) + 2, 0);
+      return node.options.reduce((total, option) => total + programSize(option) + 2, 0);
     case 'repeat': {
       // Every repetition counts at least once, so that "(?:){99999}" is not a free loop.
-      const inner = Math.max(size(node.node), 1);
+      const inner = Math.max(programSize(node.node), 1);
       const optional = node.max === Infinity ? inner + 2 : (node.max - node.min) * (inner + 1);
       const total = node.min * inner + optional;
       return Number.isFinite(total) ? total : Infinity;

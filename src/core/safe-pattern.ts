@@ -14,7 +14,7 @@
 
 import { MAX_PROGRAM, MAX_SOURCE, PatternError, type PatternFlags, type SafePattern } from './safe-pattern-contract.js';
 import { Parser } from './pattern-syntax.js';
-import { size } from './pattern-program.js';
+import { programSize } from './pattern-program.js';
 import { Matcher } from './pattern-matcher.js';
 
 const cache = new Map<string, SafePattern>();
@@ -54,7 +54,7 @@ function compile(source: string, flags: PatternFlags): SafePattern {
     throw new PatternError('invalid', (error as Error).message, 'escape special characters');
   }
   const root = new Parser(source, flags.includes('u')).parse();
-  const states = size(root) + 1;
+  const states = programSize(root) + 1;
   if (states > MAX_PROGRAM) {
     throw new PatternError(
       'too_large',
