@@ -1,6 +1,7 @@
 // Holds the README and the pages under docs/ to what they point at: every
 // relative link reaches a file and every #anchor a heading of it (GitHub's
-// slugs), every `episode-factory` command line in a code block names a real
+// slugs), every source, test or script path it names exists, every
+// `episode-factory` command line in a code block names a real
 // command with real flags of the real commander program, and the README stays
 // a short front door with its quick start on the first screen.
 
@@ -106,6 +107,26 @@ function commandLines(path: string): { command: string; where: string }[] {
   return found;
 }
 
+/** The repository paths a text names under the folders whose files move with the code (lanes and datasets a reader makes are left alone). */
+function missingPaths(text: string): string[] {
+  const named = text.match(/\b(?:src|tests|scripts|schemas|bench|clients|examples)\/[A-Za-z0-9_.*/-]*[A-Za-z0-9_*]/g) ?? [];
+  return [...new Set(named)].filter((path) => !pathExists(path));
+}
+
+/** Whether a path exists; a `*` in its last part stands for any characters, as in `tests/policy/model-*.test.ts`. */
+function pathExists(path: string): boolean {
+  if (!path.includes('*')) return existsSync(join(REPO_ROOT, path));
+  if (dirname(path).includes('*')) return existsSync(join(REPO_ROOT, path.slice(0, path.indexOf('*')))); // a pattern over folders: its fixed start
+  const folder = join(REPO_ROOT, dirname(path));
+  const pattern = new RegExp(`^${path.slice(dirname(path).length + 1).split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return existsSync(folder) && readdirSync(folder).some((name) => pattern.test(name));
+}
+
+/** Each path a page names that is not in the repository, with the page and line. */
+function pathProblems(page: string): string[] {
+  return markdownLines(page).flatMap((line) => missingPaths(line.text).map((path) => `${relative(REPO_ROOT, page)}:${line.number}: names ${path}, which does not exist`));
+}
+
 const silent: Streams = { stdout: new Writable({ write: (_chunk, _encoding, done) => done() }), stderr: new Writable({ write: (_chunk, _encoding, done) => done() }) };
 const programs = new Map<string, Promise<Command>>();
 
@@ -178,6 +199,17 @@ describe('the documentation', () => {
     assert.match(linkProblem(readme, 'docs/no-such-page.md') ?? '', /no file docs\/no-such-page\.md/);
     assert.match(linkProblem(readme, 'docs/faults.md#no-such-heading') ?? '', /has no heading whose anchor is #no-such-heading/);
     assert.equal(linkProblem(readme, 'docs/faults.md#the-fault-proxy'), undefined);
+  });
+
+  it('names only source, test and script paths that exist', () => {
+    const problems = PAGES.flatMap((page) => pathProblems(page));
+    assert.deepEqual(problems, []);
+  });
+
+  it('finds a path that is gone', () => {
+    assert.deepEqual(missingPaths('see `src/world/world-contract.ts`, tests/docs.test.ts and `tests/world/*-world.test.ts`.'), []);
+    assert.deepEqual(missingPaths('`tests/world/*-planet.test.ts`'), ['tests/world/*-planet.test.ts']);
+    assert.deepEqual(missingPaths('the old `src/factory/model-server.ts` (and tests/factory/model-policy.test.ts)'), ['src/factory/model-server.ts', 'tests/factory/model-policy.test.ts']);
   });
 
   it('names only real commands, subcommands and flags in its command lines', async () => {
