@@ -209,7 +209,7 @@ describe('the documentation', () => {
   it('finds a path that is gone', () => {
     assert.deepEqual(missingPaths('see `src/world/world-contract.ts`, tests/docs.test.ts and `tests/world/*-world.test.ts`.'), []);
     assert.deepEqual(missingPaths('`tests/world/*-planet.test.ts`'), ['tests/world/*-planet.test.ts']);
-    assert.deepEqual(missingPaths('the old `src/factory/model-server.ts` (and tests/factory/model-policy.test.ts)'), ['src/factory/model-server.ts', 'tests/factory/model-policy.test.ts']);
+    assert.deepEqual(missingPaths('the old `src/factory/no-such-module.ts` (and tests/factory/no-such-module.test.ts)'), ['src/factory/no-such-module.ts', 'tests/factory/no-such-module.test.ts']);
   });
 
   it('names only real commands, subcommands and flags in its command lines', async () => {

@@ -5,7 +5,7 @@
 // kills the whole group, so nothing the server started outlives the episode.
 // The SDK's StdioClientTransport shares our process group, kills only the
 // direct child and stays open after garbage on stdout (docs/server-worlds.md,
-// section 6), which is why this exists.
+// "Sandbox and child process"), which is why this exists.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

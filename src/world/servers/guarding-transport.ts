@@ -1,7 +1,7 @@
 // Owns a server world's argument guards: declared rules that answer a tool
 // call themselves, with an isError result naming the rule, when its arguments
 // would take the server outside its sandbox (a third-party server that does
-// not contain itself, docs/server-worlds.md section 7). The transport sits
+// not contain itself, docs/server-worlds.md, "Normalisations and guards"). The transport sits
 // between the fault layer and the normaliser, so the fault layer, the client
 // and the record see a refusal like any other tool error, the child never sees
 // the call, and the guard judges the arguments exactly as the model sent them.

@@ -3,7 +3,7 @@
 // other than the database: ATTACH creates a database file at any path, VACUUM
 // INTO writes a copy anywhere, load_extension loads native code, and the
 // deprecated temp_store_directory / data_store_directory pragmas point it at
-// other directories (docs/server-worlds.md, section 7, measured: ATTACH made
+// other directories (docs/server-worlds.md, "Normalisations and guards", measured: ATTACH made
 // a file outside the sandbox). The guard refuses such SQL before it reaches
 // the child. Keywords are looked for where SQLite would read them as keywords
 // (comments, string literals and quoted identifiers blanked first, so

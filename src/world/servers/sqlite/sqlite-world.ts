@@ -15,8 +15,8 @@
 // process, resolved from mcp-sqlite's own directory so it is the very binary
 // the server runs (SQLite 3.44.2 here), loaded only when this world is used:
 // a missing or unbuilt optional dependency then fails this world alone, with
-// the install line as the fix. Going through the child instead (design note,
-// section 4) would cost a ~0.2 s spawn for every populate and probe (three per
+// the install line as the fix. Going through the child instead would cost a
+// ~0.2 s spawn for every populate and probe (three per
 // episode, plus one per seed of every phrasing check), and would read the
 // rows back through the server's JSON rendering rather than SQLite's own
 // values; the native module is already required by the server we pin, so
