@@ -7,7 +7,7 @@
 // viewer embeds, it gets a sample in which worlds, then tasks, then policies,
 // outcomes and fault kinds take turns, and it says so. Everything is in sorted or file order: same directory, same bytes.
 
-import { actorPin } from '../core/model-pin.js';
+import { actorPin } from '../models/model-pin.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { canonicalJson } from '../core/canonical-json.js';

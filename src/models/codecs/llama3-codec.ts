@@ -8,8 +8,8 @@
 
 import type { Message, ToolCall, ToolDescriptor } from '../../core/conversation.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json-value.js';
-import type { Action, MalformedToolCall, ToolCallRequest } from '../policy-contract.js';
-import { callsAction, type ModelCodec } from './model-codec.js';
+import { callsAction, type Action, type MalformedToolCall, type ToolCallRequest } from '../model-action.js';
+import type { ModelCodec } from './model-codec.js';
 import { decodeJsonObject, jsonTypeName, notAnObject, parseJsonPrefix, pythonJson, pythonJsonIndented } from './python-json.js';
 
 const PYTHON_TAG = '<|python_tag|>';

@@ -4,7 +4,7 @@
 // from the environment variable the user names, never from a flag's value,
 // so it cannot land in shell history, a record or a log.
 
-import { FactoryError } from './errors.js';
+import { FactoryError } from '../../core/errors.js';
 
 /** Where an OpenAI-compatible server listens when neither --base-url nor OPENAI_BASE_URL says: vLLM's default. */
 export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8000/v1';

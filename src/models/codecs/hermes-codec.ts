@@ -8,8 +8,8 @@
 
 import type { AssistantMessage, Message, ToolDescriptor } from '../../core/conversation.js';
 import { isJsonObject } from '../../core/json-value.js';
-import type { Action, MalformedToolCall, ToolCallRequest } from '../policy-contract.js';
-import { callsAction, type ModelCodec } from './model-codec.js';
+import { callsAction, type Action, type MalformedToolCall, type ToolCallRequest } from '../model-action.js';
+import type { ModelCodec } from './model-codec.js';
 import { decodeJsonObject, jsonTypeName, notAnObject, parseJson, pythonJson } from './python-json.js';
 
 const DEFAULT_SYSTEM = 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.';

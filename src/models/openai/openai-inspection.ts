@@ -10,12 +10,11 @@
 
 import { createHash } from 'node:crypto';
 import { errorMessage, FactoryError } from '../../core/errors.js';
-import { sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../../core/ollama-host.js';
+import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
+import { sameModel } from '../ollama/ollama-host.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
-import { authorizationHeaders, openAIOrigin, redactKey, serverErrorMessage, type OpenAIServer } from './openai-chat.js';
+import { authorizationHeaders, openAIOrigin, redactKey, serverErrorMessage, type OpenAIServer } from './chat-completion.js';
 import { textPreview } from './sse-reader.js';
-
-export { STARTUP_CHECK_TIMEOUT_MS };
 
 export type OpenAIServerKind = 'vllm' | 'llama.cpp' | 'sglang' | 'ollama' | 'unknown';
 

@@ -10,10 +10,7 @@
 
 import { errorMessage } from '../../core/errors.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
-import { InfrastructureError } from '../policy-contract.js';
-
-/** How long a model server may stay silent on one chat or generate request (before answering, or between two frames). */
-export const DEFAULT_MODEL_TIMEOUT_MS = 20_000;
+import { InfrastructureError } from '../chat-model.js';
 
 /** The longest a streamed line may grow: Ollama's frames are a token or a tool call each, far below this. */
 const MAX_LINE_CHARS = 1 << 20;

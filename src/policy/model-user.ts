@@ -1,44 +1,28 @@
-// Owns the model-backed user simulator: a local model served by Ollama plays
-// the user who talks back. Its system prompt casts it as the user and gives it
-// the brief (the goal, the first message it sent, every fact it means, the
-// withheld ones to give only when asked) and a fixed end marker to say when it
-// has nothing to add. It sees the conversation as a user would, role-swapped
-// so that it writes the `assistant` side: the agent's words are its `user`
-// turns, and tools, tool results and turns that only call tools are left out.
-// It is asked through /api/chat without tools, with the same per-turn
-// requests, silence limit and InfrastructureError as the model policy, and
-// its seed, temperature and output-token cap are pinned in its actor.
+// Owns the model-backed user simulator, written once against the ChatModel
+// interface: a model plays the user who talks back. Its system prompt casts
+// it as the user and gives it the brief (the goal, the first message it sent,
+// every fact it means, the withheld ones to give only when asked) and a fixed
+// end marker to say when it has nothing to add. It sees the conversation as a
+// user would, role-swapped so that it writes the `assistant` side: the
+// agent's words are its `user` turns, and tools, tool results and turns that
+// only call tools are left out. It is asked without tools, and its seed,
+// temperature and output-token cap are pinned in its actor.
 
-import type { Ollama, Message as OllamaMessage } from 'ollama';
-import type { Message } from '../../core/conversation.js';
-import type { JsonObject } from '../../core/json-value.js';
-import type { Random } from '../../core/random.js';
-import type { UserFact } from '../../core/user-facts.js';
-import type { Actor } from '../policy-contract.js';
-import type { UserBrief, UserObservation, UserReply, UserSimulator } from '../user-simulator.js';
-import { modelActor, samplingOptions, type SamplingOptions } from './model-actor.js';
-import { DEFAULT_MODEL_TIMEOUT_MS } from './model-server-fetch.js';
-import { runModelTurn } from './model-turn.js';
-import type { ModelInfo } from './ollama-model.js';
+import type { AssistantMessage, Message, UserMessage } from '../core/conversation.js';
+import type { JsonObject } from '../core/json-value.js';
+import type { Random } from '../core/random.js';
+import type { UserFact } from '../core/user-facts.js';
+import { drawSampling, type ChatModel, type Sampling } from '../models/chat-model.js';
+import type { Actor } from './policy-contract.js';
+import type { UserBrief, UserObservation, UserReply, UserSimulator } from './user-simulator.js';
 
 /** What the user model says, alone, when the agent is done or it has nothing to add. */
 export const USER_DONE_MARKER = '###DONE###';
 
 export interface UserModelSettings {
   temperature: number;
-  /** Output tokens per reply (Ollama's num_predict). */
-  num_predict: number;
-}
-
-export interface OllamaUserOptions {
-  info: ModelInfo;
-  settings: UserModelSettings;
-  /** What this episode's user knows. */
-  brief: UserBrief;
-  /** The user's own substream: draws the model's sampling seed for this episode. */
-  random: Random;
-  /** How long the server may stay silent on one request, in milliseconds; never part of the record. */
-  timeoutMs?: number;
+  /** Output tokens per reply. */
+  maxTokens: number;
 }
 
 function factLine(fact: UserFact): string {
@@ -82,8 +66,8 @@ export function userSystemPrompt(brief: UserBrief): string {
  * after those are left out are joined, since some families' templates expect
  * the two roles to alternate.
  */
-export function userConversation(messages: readonly Message[]): OllamaMessage[] {
-  const turns: OllamaMessage[] = [];
+export function userConversation(messages: readonly Message[]): (UserMessage | AssistantMessage)[] {
+  const turns: (UserMessage | AssistantMessage)[] = [];
   for (const message of messages) {
     if (message.role === 'system' || message.role === 'tool') continue;
     if (message.role === 'assistant' && message.malformed_tool_call) continue;
@@ -107,39 +91,26 @@ export function readUserReply(text: string): UserReply {
   return /[\p{L}\p{N}]/u.test(said) ? { kind: 'reply', text: said } : { kind: 'done' };
 }
 
-export class OllamaUser implements UserSimulator {
+export class ModelUser implements UserSimulator {
   readonly actor: Actor & JsonObject;
-  private readonly options: SamplingOptions;
-  private readonly timeoutMs: number;
+  private readonly sampling: Sampling;
   private readonly prompt: string;
 
-  constructor(private readonly config: OllamaUserOptions) {
-    this.timeoutMs = config.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
-    this.options = samplingOptions(config.random, config.settings);
-    this.actor = modelActor('user', config.info, { options: { ...this.options } });
-    this.prompt = userSystemPrompt(config.brief);
+  constructor(
+    private readonly model: ChatModel,
+    settings: UserModelSettings,
+    brief: UserBrief,
+    /** The user's own substream: draws the model's sampling seed for this episode. */
+    random: Random,
+  ) {
+    this.sampling = drawSampling(random, settings);
+    this.actor = model.actor('user', { sampling: this.sampling, namesTransport: true });
+    this.prompt = userSystemPrompt(brief);
   }
 
   async respond(observation: UserObservation, signal: AbortSignal): Promise<UserReply> {
-    const text = await runModelTurn({ host: this.config.info.host, endpoint: '/api/chat', timeoutMs: this.timeoutMs, signal }, (client) => this.chat(client, observation));
-    return readUserReply(text);
-  }
-
-  private async chat(client: Ollama, observation: UserObservation): Promise<string> {
     // No tools: the user can call none, and must not learn the agent's.
-    const stream = await client.chat({
-      model: this.config.info.model,
-      messages: [{ role: 'system', content: this.prompt }, ...userConversation(observation.messages)],
-      options: { ...this.options },
-      stream: true,
-    });
-    let text = '';
-    for await (const part of stream) text += part.message?.content ?? '';
-    return text;
+    const turn = await this.model.chat({ messages: [{ role: 'system', content: this.prompt }, ...userConversation(observation.messages)], sampling: this.sampling, signal });
+    return readUserReply(turn.text);
   }
-}
-
-/** The user simulator for one episode: `info` from inspectModel, `random` the episode's user substream. */
-export function createOllamaUser(info: ModelInfo, settings: UserModelSettings, random: Random, brief: UserBrief, options: { timeoutMs?: number } = {}): OllamaUser {
-  return new OllamaUser({ info, settings, random, brief, timeoutMs: options.timeoutMs });
 }

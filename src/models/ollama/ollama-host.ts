@@ -1,15 +1,8 @@
 // Owns where Ollama is and how it names models, for every part of the factory
-// that talks to it (the model policy, the embedder). The official client
+// that talks to it (the chat model, the embedder). The official client
 // ignores OLLAMA_HOST, so the variable is read here.
 
 export const DEFAULT_OLLAMA_HOST = 'http://127.0.0.1:11434';
-
-/**
- * The longest a start-up check (is it an Ollama, is the model there) waits on
- * one request: Ollama answers /api/version, /api/tags and /api/show from
- * memory in milliseconds, so a host silent this long is not a working Ollama.
- */
-export const STARTUP_CHECK_TIMEOUT_MS = 10_000;
 
 /** An explicit host, else OLLAMA_HOST, else the local default. */
 export function resolveOllamaHost(explicit?: string, environment: NodeJS.ProcessEnv = process.env): string {

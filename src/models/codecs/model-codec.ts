@@ -6,7 +6,7 @@
 // MalformedToolCall. The runner's loop knows no family syntax.
 
 import type { Message, ToolDescriptor } from '../../core/conversation.js';
-import type { Action, ToolCallAction, ToolCallRequest, ToolCallsAction } from '../policy-contract.js';
+import type { Action } from '../model-action.js';
 
 export type CodecName = 'hermes' | 'llama3' | 'mistral';
 
@@ -25,19 +25,6 @@ export interface ModelCodec {
   render(messages: readonly Message[], tools: readonly ToolDescriptor[]): string;
   /** One assistant turn, as the model wrote it, into exactly one action. */
   parse(text: string): Action;
-}
-
-/**
- * The action for a turn's calls (at least one): a single call stays a
- * ToolCallAction, shaped as it always was, because records of one-call turns
- * must keep their bytes; only two or more make a ToolCallsAction.
- */
-export function callsAction(calls: readonly ToolCallRequest[], text?: string): ToolCallAction | ToolCallsAction {
-  const said = text ? { text } : {};
-  const [first] = calls;
-  if (!first) throw new Error('callsAction needs at least one call');
-  if (calls.length === 1) return { kind: 'tool_call', name: first.name, arguments: first.arguments, ...said };
-  return { kind: 'tool_calls', calls: calls.map((call) => ({ name: call.name, arguments: call.arguments })), ...said };
 }
 
 /** The conversation as the family's template writes it, without opening a new assistant turn: training text. */

@@ -6,7 +6,7 @@
 // leaves here as one InfrastructureError naming the endpoint.
 
 import { Ollama } from 'ollama';
-import { infrastructureFailure, modelServerFetch } from './model-server-fetch.js';
+import { infrastructureFailure, modelServerFetch } from './ollama-fetch.js';
 
 export interface ModelTurn {
   host: string;

@@ -16,7 +16,7 @@
 import type { JsonObject } from '../../core/json-value.js';
 import { errorMessage } from '../../core/errors.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
-import { InfrastructureError } from '../policy-contract.js';
+import { InfrastructureError } from '../chat-model.js';
 import { readServerSentEvents, textPreview } from './sse-reader.js';
 
 export interface OpenAIServer {

@@ -7,7 +7,7 @@
 // judges nothing about the chunks themselves: whether a stream that ended
 // without `[DONE]` was cut off is for the caller, which reads `sawDone`.
 
-import { InfrastructureError } from '../policy-contract.js';
+import { InfrastructureError } from '../chat-model.js';
 
 /** The longest one event may grow: a chunk is a token or a tool-call fragment, far below this. */
 export const MAX_EVENT_CHARS = 1 << 20;

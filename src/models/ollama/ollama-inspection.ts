@@ -8,10 +8,9 @@
 
 import { Ollama } from 'ollama';
 import { errorMessage, FactoryError } from '../../core/errors.js';
-import { sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../../core/ollama-host.js';
+import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
+import { sameModel } from './ollama-host.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
-
-export { STARTUP_CHECK_TIMEOUT_MS };
 
 export interface ModelInfo {
   host: string;
