@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '../../../src/core/conversation.js';
-import { hermesCodec } from '../../../src/policy/codecs/hermes-codec.js';
+import { hermesCodec } from '../../../src/models/codecs/hermes-codec.js';
 import { CONVERSATION, PARALLEL, SEARCH_RESULT, SHORT, TOOLS } from './codec-fixtures.js';
 
 // Written by hand from Qwen2.5's chat template; a changed byte here is a changed prompt.

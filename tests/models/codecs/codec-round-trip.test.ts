@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AssistantMessage, Message } from '../../../src/core/conversation.js';
-import { CODECS } from '../../../src/policy/codecs/codec-registry.js';
-import type { CodecName, ModelCodec } from '../../../src/policy/codecs/model-codec.js';
+import { CODECS } from '../../../src/models/codecs/codec-registry.js';
+import type { CodecName, ModelCodec } from '../../../src/models/codecs/model-codec.js';
 import { TOOLS } from './codec-fixtures.js';
 
 /** What each family's prompt ends with, so that a turn can be cut out of two renders. */

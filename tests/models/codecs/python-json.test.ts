@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeJsonObject, parseJson, parseJsonPrefix, pythonJson, pythonJsonIndented } from '../../../src/policy/codecs/python-json.js';
+import { decodeJsonObject, parseJson, parseJsonPrefix, pythonJson, pythonJsonIndented } from '../../../src/models/codecs/python-json.js';
 
 // Every expected string is what CPython's json.dumps prints for the same value.
 describe('python json: json.dumps(value, ensure_ascii=False)', () => {

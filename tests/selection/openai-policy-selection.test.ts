@@ -13,12 +13,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
 import { generateDataset } from '../../src/generation/generate-dataset.js';
-import { parsePolicySpec, preparePolicy, type ModelOptions } from '../../src/factory/policy-selection.js';
+import { parsePolicySpec, preparePolicy, type ModelOptions } from '../../src/selection/policy-selection.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
 import { runGate } from '../../src/gate/tool-calling-gate.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
-import { OpenAIWriter } from '../../src/policy/openai/openai-writer.js';
-import { checkModel, digestFor } from '../../src/factory/model-server.js';
+import { ModelWriter } from '../../src/policy/model-writer.js';
+import { OpenAIChatModel } from '../../src/models/openai/openai-chat-model.js';
+import { digestFor } from '../../src/models/openai/openai-provider.js';
+import { checkModel } from '../../src/models/model-registry.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { asker, FAKE_MODELS } from '../fixtures/fake-agents.js';
 import { FAKE_CHAT_TEMPLATE, fakeOllamaDigest, startFakeOpenAI, type FakeOpenAI } from '../fixtures/fake-openai.js';
@@ -206,8 +208,9 @@ describe('what pins an openai: model', () => {
     const server = await startFakeOpenAI({ flavour: 'ollama' });
     try {
       const checked = await checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: server.baseUrl });
-      assert.equal(checked.provider, 'openai');
-      assert.equal(checked.provider === 'openai' && checked.model.digest, fakeOllamaDigest('fake-qwen:1b'));
+      assert.ok(checked instanceof OpenAIChatModel);
+      assert.equal(checked.digest, fakeOllamaDigest('fake-qwen:1b'));
+      assert.equal(checked.pin, fakeOllamaDigest('fake-qwen:1b'));
       await assert.rejects(checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: server.baseUrl, modelDigests: ['f'.repeat(64)] }), /is not the digest .* the server at .* reports/);
     } finally {
       await server.close();
@@ -217,7 +220,8 @@ describe('what pins an openai: model', () => {
   it('refuses a --model-digest revision that contradicts the revision the server loaded', async () => {
     await assert.rejects(checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: vllm.baseUrl, modelDigests: ['f'.repeat(40)] }), /--model-digest f{40} is not the revision 0123456789abcdef0123456789abcdef01234567 the server at .* loaded for fake-qwen:1b/);
     const agreeing = await checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: vllm.baseUrl, modelDigests: [REVISION] });
-    assert.equal(agreeing.provider === 'openai' && agreeing.model.digest, REVISION);
+    assert.ok(agreeing instanceof OpenAIChatModel);
+    assert.equal(agreeing.digest, REVISION);
   });
 
   it('gives each served model the --model-digest that names it, and a bare one to the one model named', () => {
@@ -336,9 +340,8 @@ describe('openai: through the CLI', () => {
 
   it('rewords requests with a served writer, pinned in its actor', async () => {
     const checked = await checkModel({ provider: 'openai', model: 'fake-writer:1b' }, { baseUrl: vllm.baseUrl });
-    assert.equal(checked.provider, 'openai');
-    if (checked.provider !== 'openai') return;
-    const writer = new OpenAIWriter(checked.model, { temperature: 0.8, num_predict: 1024, seed: 7 }, checked.connection);
+    assert.ok(checked instanceof OpenAIChatModel);
+    const writer = new ModelWriter(checked, { temperature: 0.8, maxTokens: 1024, seed: 7 });
     assert.deepEqual(await writer.reword(['Find the open bugs about {{topic}}.'], 2), ['Could you list the open bugs about {{topic}}?', 'Which open bugs mention {{topic}}? Give me their numbers.']);
     assert.deepEqual([writer.actor.role, writer.actor.provider, writer.actor.version], ['writer', 'openai', REVISION.slice(0, 12)]);
     const body = vllm.chatBodies().at(-1) as any;

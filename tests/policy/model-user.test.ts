@@ -10,8 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import type { Message } from '../../src/core/conversation.js';
 import { substream } from '../../src/core/random.js';
 import type { UserFact } from '../../src/core/user-facts.js';
-import { inspectModel, type ModelInfo } from '../../src/policy/ollama/ollama-model.js';
-import { createOllamaUser, OllamaUser, readUserReply, USER_DONE_MARKER, userConversation, userSystemPrompt } from '../../src/policy/ollama/ollama-user.js';
+import { inspectModel, type ModelInfo } from '../../src/models/ollama/ollama-inspection.js';
+import { DEFAULT_MODEL_TIMEOUT_MS } from '../../src/models/chat-model.js';
+import { OllamaChatModel } from '../../src/models/ollama/ollama-chat-model.js';
+import { ModelUser, readUserReply, USER_DONE_MARKER, userConversation, userSystemPrompt } from '../../src/policy/model-user.js';
 import { InfrastructureError } from '../../src/policy/policy-contract.js';
 import type { UserBrief } from '../../src/policy/user-simulator.js';
 import { startFakeOllama, type FakeDecision, type FakeOllama } from '../fixtures/fake-ollama.js';
@@ -28,7 +30,7 @@ const BRIEF: UserBrief = {
   ],
 };
 
-const SETTINGS = { temperature: 0.7, num_predict: 96 };
+const SETTINGS = { temperature: 0.7, maxTokens: 96 };
 const SIGNAL = () => new AbortController().signal;
 
 /** The agent's side of an episode so far, ending with `last` (the agent's latest text). */
@@ -50,10 +52,10 @@ before(async () => {
 });
 after(() => fake.close());
 
-const user = (random = substream(3, 'user'), brief = BRIEF, model = info) => createOllamaUser(model, SETTINGS, random, brief);
+const user = (random = substream(3, 'user'), brief = BRIEF, model = info, timeoutMs = DEFAULT_MODEL_TIMEOUT_MS) => new ModelUser(new OllamaChatModel(model, timeoutMs), SETTINGS, brief, random);
 const lastChat = () => fake.requestsTo('/api/chat').at(-1)!.body as { model: string; messages: { role: string; content: string }[]; options: Record<string, unknown>; stream: boolean } & Record<string, unknown>;
 
-describe('OllamaUser: replies and done', () => {
+describe('ModelUser over Ollama: replies and done', () => {
   it('answers a question the brief can answer with the fact it asks for', async () => {
     const reply = await user().respond({ messages: conversation('Which release was it fixed in?') }, SIGNAL());
     assert.deepEqual(reply, { kind: 'reply', text: 'It was fixed in release 2.14.1.' });
@@ -87,7 +89,7 @@ describe('OllamaUser: replies and done', () => {
   });
 });
 
-describe('OllamaUser: what the model is sent', () => {
+describe('ModelUser over Ollama: what the model is sent', () => {
   it('casts the model as the user with the goal, the first message and every fact, the withheld ones to give only when asked', () => {
     assert.equal(
       userSystemPrompt(BRIEF),
@@ -159,7 +161,7 @@ describe('OllamaUser: what the model is sent', () => {
   });
 });
 
-describe('OllamaUser: actor and seed', () => {
+describe('ModelUser over Ollama: actor and seed', () => {
   it('pins the model, its digest and the drawn seed in an actor with role "user"', () => {
     const simulator = user(substream(3, 'user'));
     const seed = substream(3, 'user').int(0, 2 ** 31 - 1);
@@ -179,14 +181,9 @@ describe('OllamaUser: actor and seed', () => {
     assert.deepEqual(user(substream(3, 'user')).actor, simulator.actor, 'the same substream, the same seed');
     assert.notDeepEqual(user(substream(4, 'user')).actor.options, simulator.actor.options, 'another episode, another seed');
   });
-
-  it('is what the constructor builds too', () => {
-    const built = new OllamaUser({ info, settings: SETTINGS, brief: BRIEF, random: substream(3, 'user') });
-    assert.deepEqual(built.actor, user().actor);
-  });
 });
 
-describe('OllamaUser: a failing server', () => {
+describe('ModelUser over Ollama: a failing server', () => {
   it('turns an HTTP error, a body that is not Ollama\'s and a cut stream into an InfrastructureError naming /api/chat', async () => {
     const cases: [Parameters<FakeOllama['fail']>[1], RegExp][] = [
       [{ kind: 'http', status: 500, error: 'llama runner process has terminated: exit status 2' }, /^ollama \/api\/chat failed: HTTP 500: llama runner process has terminated: exit status 2$/],
@@ -206,7 +203,7 @@ describe('OllamaUser: a failing server', () => {
 
   it('gives up on a silent server after its timeout, as an InfrastructureError', async () => {
     const lift = fake.fail('chat', { kind: 'hang' }, { model: 'fake-user:1b', times: 1 });
-    const simulator = new OllamaUser({ info, settings: SETTINGS, brief: BRIEF, random: substream(3, 'user'), timeoutMs: 200 });
+    const simulator = user(substream(3, 'user'), BRIEF, info, 200);
     await assert.rejects(simulator.respond({ messages: conversation('Which release?') }, SIGNAL()), (error: unknown) => {
       assert.ok(error instanceof InfrastructureError);
       assert.match(error.message, /^ollama \/api\/chat: the model server did not answer within 0\.2 s \(--model-timeout\)$/);

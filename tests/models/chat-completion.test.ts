@@ -22,7 +22,7 @@ import {
   type ChatCompletionRequest,
   type OpenAIServer,
   type OpenAITool,
-} from '../../src/policy/openai/openai-chat.js';
+} from '../../src/models/openai/chat-completion.js';
 import { InfrastructureError } from '../../src/policy/policy-contract.js';
 import { ISSUES_TOOLS } from '../../src/world/issues/issues-tools.js';
 import type { JsonObject } from '../../src/core/json-value.js';

@@ -9,9 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Message, ToolDescriptor } from '../../src/core/conversation.js';
 import { substream } from '../../src/core/random.js';
-import { codecByName } from '../../src/policy/codecs/codec-registry.js';
-import { inspectModel } from '../../src/policy/ollama/ollama-model.js';
-import { OllamaPolicy, type ModelMode } from '../../src/policy/ollama/ollama-policy.js';
+import { codecByName } from '../../src/models/codecs/codec-registry.js';
+import { inspectModel } from '../../src/models/ollama/ollama-inspection.js';
+import { DEFAULT_MODEL_TIMEOUT_MS, type ModelMode } from '../../src/models/chat-model.js';
+import { OllamaChatModel } from '../../src/models/ollama/ollama-chat-model.js';
+import { ModelPolicy } from '../../src/policy/model-policy.js';
 import type { Action } from '../../src/policy/policy-contract.js';
 import { ISSUES_TOOLS } from '../../src/world/issues/issues-tools.js';
 import { startFakeOllama, type FakeOllama } from '../fixtures/fake-ollama.js';
@@ -43,14 +45,15 @@ before(async () => {
 });
 after(() => fake.close());
 
-async function policy(model: string, mode: ModelMode = 'native'): Promise<OllamaPolicy> {
-  const info = await inspectModel(fake.url, model);
-  return new OllamaPolicy({ info, settings: { mode, codec: codecByName('hermes'), temperature: 0.2, num_predict: 512 }, random: substream(1, 'policy') });
+async function policy(model: string, mode: ModelMode = 'native'): Promise<ModelPolicy> {
+  const codec = codecByName('hermes');
+  const chat = new OllamaChatModel(await inspectModel(fake.url, model), DEFAULT_MODEL_TIMEOUT_MS).inMode(mode, codec);
+  return new ModelPolicy({ model: chat, settings: { mode, codec, temperature: 0.2, maxTokens: 512 }, random: substream(1, 'policy') });
 }
 
 const act = async (model: string, messages: Message[], mode: ModelMode = 'native'): Promise<Action> => (await policy(model, mode)).next({ messages, tools: TOOLS }, new AbortController().signal);
 
-describe('OllamaPolicy: several calls in one turn', () => {
+describe('ModelPolicy over Ollama: several calls in one turn', () => {
   it('native: several message.tool_calls, streamed a frame each, are one tool_calls action in order', async () => {
     assert.deepEqual(await act('fake-parallel:1b', start(RELABEL)), { kind: 'tool_calls', calls: LABEL_CALLS });
   });

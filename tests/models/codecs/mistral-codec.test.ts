@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '../../../src/core/conversation.js';
-import { mistralCallId, mistralCodec } from '../../../src/policy/codecs/mistral-codec.js';
+import { mistralCallId, mistralCodec } from '../../../src/models/codecs/mistral-codec.js';
 import { closeTool, CONVERSATION, PARALLEL, SHORT, TOOLS } from './codec-fixtures.js';
 
 // Written by hand from Mistral v0.3's chat template; one line, broken here only at turn boundaries for reading.

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InfrastructureError } from '../../src/policy/policy-contract.js';
-import { readServerSentEvents, SseProtocolError } from '../../src/policy/openai/sse-reader.js';
+import { readServerSentEvents, SseProtocolError } from '../../src/models/openai/sse-reader.js';
 
 /** A body delivered in exactly these pieces (strings or raw bytes). */
 function body(...pieces: (string | Uint8Array)[]): ReadableStream<Uint8Array> {

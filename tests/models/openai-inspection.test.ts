@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
-import { inspectOpenAIModel, STARTUP_CHECK_TIMEOUT_MS } from '../../src/policy/openai/openai-model.js';
+import { STARTUP_CHECK_TIMEOUT_MS } from '../../src/models/chat-model.js';
+import { inspectOpenAIModel } from '../../src/models/openai/openai-inspection.js';
 import { FAKE_CHAT_TEMPLATE, fakeOllamaDigest, startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../fixtures/fake-openai.js';
 import { startSilentHost } from '../fixtures/fake-ollama.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '../../../src/core/conversation.js';
-import { llama3Codec } from '../../../src/policy/codecs/llama3-codec.js';
+import { llama3Codec } from '../../../src/models/codecs/llama3-codec.js';
 import { closeTool, CONVERSATION, PARALLEL, SEARCH_RESULT, SHORT, TOOLS } from './codec-fixtures.js';
 
 // Written by hand from Llama 3.1's JSON tool-calling prompt format; a changed byte here is a changed prompt.

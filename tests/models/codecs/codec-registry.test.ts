@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CODEC_NAMES, CODECS, codecByName, codecForFamily } from '../../../src/policy/codecs/codec-registry.js';
-import { hermesCodec } from '../../../src/policy/codecs/hermes-codec.js';
-import { llama3Codec } from '../../../src/policy/codecs/llama3-codec.js';
-import { mistralCodec } from '../../../src/policy/codecs/mistral-codec.js';
+import { CODEC_NAMES, CODECS, codecByName, codecForFamily } from '../../../src/models/codecs/codec-registry.js';
+import { hermesCodec } from '../../../src/models/codecs/hermes-codec.js';
+import { llama3Codec } from '../../../src/models/codecs/llama3-codec.js';
+import { mistralCodec } from '../../../src/models/codecs/mistral-codec.js';
 
 describe('codec registry', () => {
   it('lists every codec once, by name', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '../../../src/core/conversation.js';
-import { CODECS } from '../../../src/policy/codecs/codec-registry.js';
-import { renderTranscript } from '../../../src/policy/codecs/model-codec.js';
+import { CODECS } from '../../../src/models/codecs/codec-registry.js';
+import { renderTranscript } from '../../../src/models/codecs/model-codec.js';
 import { PARALLEL, SEARCH_RESULT } from './codec-fixtures.js';
 
 const conversation: Message[] = [
