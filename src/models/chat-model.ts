@@ -94,6 +94,37 @@ export interface ActorDetails {
   namesTransport?: boolean;
 }
 
+/** Who the model is in an actor: its name, the short and the full pin, and the provider that serves it. */
+export interface ModelIdentity {
+  name: string;
+  version: string;
+  provider: string;
+  digest: string | null;
+}
+
+/**
+ * A model's actor, its keys in the order records have always written them:
+ * who it is, what its server says of the weights, how it was run (codec,
+ * mode, what the provider adds, its sampling `options` in the provider's own
+ * names), and last the server's version.
+ */
+export function modelActor(role: string, identity: ModelIdentity, weights: JsonObject, details: ActorDetails, run: { transport?: JsonObject; options: JsonObject }, server: JsonObject): Actor & JsonObject {
+  return {
+    role,
+    kind: 'model',
+    name: identity.name,
+    version: identity.version,
+    provider: identity.provider,
+    digest: identity.digest,
+    ...weights,
+    ...(details.codec !== undefined ? { codec: details.codec } : {}),
+    ...(details.mode !== undefined ? { mode: details.mode } : {}),
+    ...run.transport,
+    options: run.options,
+    ...server,
+  };
+}
+
 export interface ChatModel {
   /** `<provider>:<model>`, as the command named it. */
   readonly spec: string;

@@ -12,7 +12,7 @@ import { ISSUES_TOOLS } from '../../src/world/issues/issues-tools.js';
 import { fakeOllamaDigest, startFakeOpenAI } from '../fixtures/fake-openai.js';
 import { ollamaFailureMessage, openAIFailureMessage } from '../fixtures/chat-failures.js';
 import { startFakeOllama } from '../fixtures/fake-ollama.js';
-import { CONFORMANCE_TIMEOUT_MS, chatModelConformance, type ChatFailure, type ChatModelStandIn, type Transport } from './chat-model-conformance.js';
+import { ANSWER_TIMEOUT_MS, chatModelConformance, type ChatFailure, type ChatModelStandIn } from './chat-model-conformance.js';
 
 const MODEL = 'fake-parallel:1b';
 const REVISION = '0123456789abcdef0123456789abcdef01234567';
@@ -46,7 +46,7 @@ for (const mode of ['native', 'raw'] as const) {
       const server = await startFakeOllama();
       const endpoint = mode === 'native' ? '/api/chat' : '/api/generate';
       return {
-        model: async () => (await checkModel({ provider: 'ollama', model: MODEL }, { host: server.url, timeoutMs: CONFORMANCE_TIMEOUT_MS })).inMode(mode, hermesCodec),
+        model: async ({ timeoutMs = ANSWER_TIMEOUT_MS } = {}) => (await checkModel({ provider: 'ollama', model: MODEL }, { host: server.url, timeoutMs })).inMode(mode, hermesCodec),
         transports: ['streamed'],
         codec: hermesCodec,
         scenario: SCENARIO,
@@ -67,8 +67,8 @@ for (const answers of ['streamed', 'whole'] as const) {
     start: async () => {
       const server = await startFakeOpenAI({ flavour: 'vllm', weights: { [MODEL]: SNAPSHOT } });
       return {
-        model: async (transport: Transport = answers) =>
-          checkModel({ provider: 'openai', model: MODEL }, { baseUrl: server.baseUrl, timeoutMs: CONFORMANCE_TIMEOUT_MS, retries: 0, stream: transport === 'streamed' }),
+        model: async ({ transport = answers, timeoutMs = ANSWER_TIMEOUT_MS } = {}) =>
+          checkModel({ provider: 'openai', model: MODEL }, { baseUrl: server.baseUrl, timeoutMs, retries: 0, stream: transport === 'streamed' }),
         transports: ['streamed', 'whole'],
         codec: hermesCodec,
         scenario: SCENARIO,

@@ -26,15 +26,18 @@ const DESCRIBED: Record<ChatFailure, string> = {
   'not the protocol': 'a body that is not the protocol (a web page)',
 };
 
-/** The timeout the suite gives its models: silence ends a test in half a second. */
+/** The timeout the suite gives a model whose server it makes fail: silence ends a test in half a second. */
 export const CONFORMANCE_TIMEOUT_MS = 500;
+
+/** The timeout of a model whose server answers: a loaded machine may keep a healthy server waiting past half a second. */
+export const ANSWER_TIMEOUT_MS = 10_000;
 
 export type Transport = 'streamed' | 'whole';
 
 /** A running server, and the provider's model on it, made through the registry. */
 export interface ChatModelStandIn {
-  /** The model under test (checked with CONFORMANCE_TIMEOUT_MS and no retries), answering as `transport` says. */
-  model(transport?: Transport): Promise<ChatModel>;
+  /** The model under test, made through the registry (no retries), answering as `transport` says (default: the stand-in's own way), silent at most `timeoutMs` (default ANSWER_TIMEOUT_MS). */
+  model(options?: { transport?: Transport; timeoutMs?: number }): Promise<ChatModel>;
   /** The ways this provider can be asked for answers: streamed always, whole where it can be. */
   readonly transports: readonly Transport[];
   /** The codec that reads a turn the provider hands back as raw text (raw mode); the policy uses the same. */
@@ -149,7 +152,7 @@ export function chatModelConformance(provider: ChatModelProviderUnderTest): void
       await withStandIn(provider, async (standIn) => {
         assert.ok(standIn.transports.includes('streamed'));
         const { messages, tools } = standIn.scenario;
-        const ask = async (transport: Transport) => (await standIn.model(transport)).chat({ messages, tools, sampling: SAMPLING, signal: signal() });
+        const ask = async (transport: Transport) => (await standIn.model({ transport })).chat({ messages, tools, sampling: SAMPLING, signal: signal() });
         const streamed = await ask('streamed');
         for (const transport of standIn.transports) {
           const turn = await ask(transport);
@@ -175,7 +178,7 @@ export function chatModelConformance(provider: ChatModelProviderUnderTest): void
     for (const failure of Object.keys(DESCRIBED) as ChatFailure[]) {
       it(`turns ${DESCRIBED[failure]} into an InfrastructureError with the provider's message`, async () => {
         await withStandIn(provider, async (standIn) => {
-          const model = await standIn.model();
+          const model = await standIn.model({ timeoutMs: CONFORMANCE_TIMEOUT_MS });
           standIn.fail(failure);
           const { messages, tools } = standIn.scenario;
           const started = performance.now();
@@ -195,7 +198,7 @@ export function chatModelConformance(provider: ChatModelProviderUnderTest): void
 
     it("rethrows the episode's own reason when the episode is cut short, not an InfrastructureError", async () => {
       await withStandIn(provider, async (standIn) => {
-        const model = await standIn.model();
+        const model = await standIn.model({ timeoutMs: CONFORMANCE_TIMEOUT_MS });
         standIn.fail('silence');
         const episode = new AbortController();
         const reason = new Error('wall time');

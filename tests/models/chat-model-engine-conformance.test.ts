@@ -18,7 +18,7 @@ import { checkModel } from '../../src/models/model-registry.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { ollamaFailureMessage, openAIFailureMessage, startFailingProxy } from '../fixtures/chat-failures.js';
 import { REPO_ROOT } from '../helpers.js';
-import { CONFORMANCE_TIMEOUT_MS, chatModelConformance, type ChatModelStandIn, type Transport } from './chat-model-conformance.js';
+import { ANSWER_TIMEOUT_MS, chatModelConformance, type ChatModelStandIn, type Transport } from './chat-model-conformance.js';
 
 const NAME = 'tiny-qwen2:latest';
 
@@ -46,9 +46,9 @@ async function standIn(provider: 'ollama' | 'openai', mode: 'native' | 'raw', an
   const proxy = await startFailingProxy(engine.url);
   const endpoint = mode === 'native' ? '/api/chat' : '/api/generate';
   return {
-    model: async (transport = answers) => {
+    model: async ({ transport = answers, timeoutMs = ANSWER_TIMEOUT_MS } = {}) => {
       const options = provider === 'ollama' ? { host: proxy.url } : { baseUrl: `${proxy.url}/v1`, retries: 0, stream: transport === 'streamed' };
-      return (await checkModel({ provider, model: NAME }, { ...options, timeoutMs: CONFORMANCE_TIMEOUT_MS })).inMode(mode, hermesCodec);
+      return (await checkModel({ provider, model: NAME }, { ...options, timeoutMs })).inMode(mode, hermesCodec);
     },
     transports: provider === 'ollama' ? ['streamed'] : ['streamed', 'whole'],
     codec: hermesCodec,

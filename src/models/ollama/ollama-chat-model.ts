@@ -11,7 +11,7 @@
 import type { Ollama } from 'ollama';
 import { FactoryError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json-value.js';
-import type { ActorDetails, Actor, ChatModel, ChatRequest, ChatTurn, ChatUsage, ModelMode, Sampling } from '../chat-model.js';
+import { modelActor, type ActorDetails, type Actor, type ChatModel, type ChatRequest, type ChatTurn, type ChatUsage, type ModelMode, type Sampling } from '../chat-model.js';
 import type { ModelCodec } from '../codecs/model-codec.js';
 import type { ToolCallRequest } from '../model-action.js';
 import { parseArguments, toOllamaMessage, toOllamaTool } from '../message-translation.js';
@@ -47,24 +47,16 @@ export class OllamaChatModel implements ChatModel {
     this.pin = info.digest;
   }
 
-  /** The actor, its keys in the order records have always written them; how it is run sits between the model's details and the Ollama version. */
   actor(role: string, details: ActorDetails): Actor & JsonObject {
     const { info } = this;
-    return {
+    return modelActor(
       role,
-      kind: 'model',
-      name: info.model,
-      version: info.digest.replace(/^sha256:/, '').slice(0, 12),
-      provider: 'ollama',
-      digest: info.digest,
-      family: info.family,
-      parameter_size: info.parameter_size,
-      quantization: info.quantization,
-      ...(details.codec !== undefined ? { codec: details.codec } : {}),
-      ...(details.mode !== undefined ? { mode: details.mode } : {}),
-      options: ollamaOptions(details.sampling),
-      ollama_version: info.ollama_version,
-    };
+      { name: info.model, version: info.digest.replace(/^sha256:/, '').slice(0, 12), provider: 'ollama', digest: info.digest },
+      { family: info.family, parameter_size: info.parameter_size, quantization: info.quantization },
+      details,
+      { options: ollamaOptions(details.sampling) },
+      { ollama_version: info.ollama_version },
+    );
   }
 
   describe(): string {

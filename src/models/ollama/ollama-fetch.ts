@@ -9,8 +9,9 @@
 // well-formed answer is the agent's behaviour, parsed by the codec.
 
 import { errorMessage } from '../../core/errors.js';
-import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
+import { fetchWithSilenceLimit } from '../../core/timed-fetch.js';
 import { InfrastructureError } from '../chat-model.js';
+import { failureCause, transportFailure } from '../transport-failure.js';
 
 /** The longest a streamed line may grow: Ollama's frames are a token or a tool call each, far below this. */
 const MAX_LINE_CHARS = 1 << 20;
@@ -90,31 +91,19 @@ interface ShapedError {
   name?: string;
   status_code?: number;
   message?: string;
-  code?: string;
-  cause?: { code?: string; message?: string };
 }
 
 /** One line saying how a request to the model server failed, with the endpoint and, for a timeout, the flag that sets it. */
 export function infrastructureFailure(endpoint: string, error: unknown): InfrastructureError {
   const prefix = `ollama ${endpoint}`;
-  if (error instanceof SilenceTimeoutError) {
-    return new InfrastructureError(
-      error.started
-        ? `${prefix}: the model server stopped sending mid-answer for ${formatSeconds(error.silenceMs)} (--model-timeout)`
-        : `${prefix}: the model server did not answer within ${formatSeconds(error.silenceMs)} (--model-timeout)`,
-      { cause: error },
-    );
-  }
+  const transport = transportFailure(prefix, error);
+  if (transport) return transport;
   if (error instanceof InfrastructureError) return new InfrastructureError(`${prefix}: ${error.message}`, { cause: error });
   const shaped = (error ?? {}) as ShapedError;
   if (shaped.name === 'ResponseError' && typeof shaped.status_code === 'number') {
     return new InfrastructureError(`${prefix} failed: HTTP ${shaped.status_code}: ${shaped.message ?? ''}`, { cause: error });
   }
-  const cause = shaped.cause?.code ?? shaped.cause?.message ?? shaped.code;
-  if (error instanceof TypeError && (shaped.message === 'fetch failed' || shaped.message === 'terminated')) {
-    const when = shaped.message === 'terminated' ? 'dropped mid-answer' : 'failed';
-    return new InfrastructureError(`${prefix}: the connection to the model server ${when}${cause ? ` (${cause})` : ''}`, { cause: error });
-  }
+  const cause = failureCause(error);
   if (error instanceof SyntaxError) return new InfrastructureError(`${prefix}: the answer is not JSON (${error.message})`, { cause: error });
   return new InfrastructureError(`${prefix} failed: ${errorMessage(error)}${cause && !errorMessage(error).includes(cause) ? ` (${cause})` : ''}`, { cause: error });
 }

@@ -15,8 +15,9 @@
 
 import type { JsonObject } from '../../core/json-value.js';
 import { errorMessage } from '../../core/errors.js';
-import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
+import { fetchWithSilenceLimit } from '../../core/timed-fetch.js';
 import { InfrastructureError } from '../chat-model.js';
+import { failureCause, transportFailure } from '../transport-failure.js';
 import { readServerSentEvents, textPreview } from './sse-reader.js';
 
 export interface OpenAIServer {
@@ -344,31 +345,14 @@ async function readStream(body: ReadableStream<Uint8Array>, attempts: number): P
   return answer;
 }
 
-interface ShapedError {
-  message?: string;
-  code?: string;
-  cause?: { code?: string; message?: string };
-}
-
 /** One line saying how the request failed; the key's value never survives into it. */
 function failure(error: unknown, apiKey: string | undefined): InfrastructureError {
   const scrub = (text: string) => redactKey(text, apiKey);
-  if (error instanceof SilenceTimeoutError) {
-    return new InfrastructureError(
-      error.started
-        ? `${PREFIX}: the model server stopped sending mid-answer for ${formatSeconds(error.silenceMs)} (--model-timeout)`
-        : `${PREFIX}: the model server did not answer within ${formatSeconds(error.silenceMs)} (--model-timeout)`,
-      { cause: error },
-    );
-  }
+  const transport = transportFailure(PREFIX, error, scrub);
+  if (transport) return transport;
   if (error instanceof ModelServerRefused) return error;
   if (error instanceof InfrastructureError) return new InfrastructureError(scrub(`${PREFIX}: ${error.message}`));
-  const shaped = (error ?? {}) as ShapedError;
-  const cause = shaped.cause?.code ?? shaped.cause?.message ?? shaped.code;
-  if (error instanceof TypeError && (shaped.message === 'fetch failed' || shaped.message === 'terminated')) {
-    const when = shaped.message === 'terminated' ? 'dropped mid-answer' : 'failed';
-    return new InfrastructureError(scrub(`${PREFIX}: the connection to the model server ${when}${cause ? ` (${cause})` : ''}`), { cause: error });
-  }
+  const cause = failureCause(error);
   const message = errorMessage(error);
   return new InfrastructureError(scrub(`${PREFIX} failed: ${message}${cause && !message.includes(cause) ? ` (${cause})` : ''}`));
 }

@@ -8,7 +8,7 @@
 // of it: a port is not the model, and a key is a secret.
 
 import type { JsonObject } from '../../core/json-value.js';
-import type { ActorDetails, Actor, ChatModel, ChatRequest, ChatTurn, ModelMode } from '../chat-model.js';
+import { modelActor, type ActorDetails, type Actor, type ChatModel, type ChatRequest, type ChatTurn, type ModelMode } from '../chat-model.js';
 import { toOpenAIMessages, toOpenAITool, parseArguments } from '../message-translation.js';
 import { pinnedRevision } from '../model-pin.js';
 import { chatCompletion, type OpenAIServer } from './chat-completion.js';
@@ -60,23 +60,15 @@ export class OpenAIChatModel implements ChatModel {
 
   actor(role: string, details: ActorDetails): Actor & JsonObject {
     const { info } = this;
-    return {
+    const { sampling } = details;
+    return modelActor(
       role,
-      kind: 'model',
-      name: info.model,
-      version: this.shortPin(),
-      provider: 'openai',
-      digest: this.digest,
-      weights: info.weights,
-      server: info.server,
-      max_model_len: info.max_model_len,
-      chat_template_sha256: info.chat_template_sha256,
-      ...(details.codec !== undefined ? { codec: details.codec } : {}),
-      ...(details.mode !== undefined ? { mode: details.mode } : {}),
-      ...(details.namesTransport ? { stream: this.connection.stream } : {}),
-      options: { seed: details.sampling.seed, temperature: details.sampling.temperature, max_tokens: details.sampling.maxTokens },
-      server_version: info.server_version,
-    };
+      { name: info.model, version: this.shortPin(), provider: 'openai', digest: this.digest },
+      { weights: info.weights, server: info.server, max_model_len: info.max_model_len, chat_template_sha256: info.chat_template_sha256 },
+      details,
+      { ...(details.namesTransport ? { transport: { stream: this.connection.stream } } : {}), options: { seed: sampling.seed, temperature: sampling.temperature, max_tokens: sampling.maxTokens } },
+      { server_version: info.server_version },
+    );
   }
 
   describe(): string {
