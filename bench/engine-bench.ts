@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { TINY_MODEL_CURRENT, tinyModelPath } from '../src/cli/engine-command.js';
 import { startEngine } from '../src/engine/engine-server.js';
 import { generateDataset } from '../src/generation/generate-dataset.js';
-import { parsePolicySpec, preparePolicy } from '../src/factory/policy-selection.js';
+import { parsePolicySpec, preparePolicy } from '../src/selection/policy-selection.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
 
 const REPO = new URL('..', import.meta.url).pathname;

@@ -13,15 +13,13 @@ import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Message, ToolDescriptor } from '../src/core/conversation.js';
 import { substream } from '../src/core/random.js';
-import { checkModel } from '../src/factory/model-server.js';
-import { codecByName } from '../src/policy/codecs/codec-registry.js';
-import { inspectModel } from '../src/policy/ollama/ollama-model.js';
-import { OllamaPolicy } from '../src/policy/ollama/ollama-policy.js';
-import { OpenAIPolicy } from '../src/policy/openai/openai-policy.js';
+import { checkModel } from '../src/models/model-registry.js';
+import { codecByName } from '../src/models/codecs/codec-registry.js';
+import { ModelPolicy } from '../src/policy/model-policy.js';
 import type { Observation, Policy } from '../src/policy/policy-contract.js';
 import { startFakeOllama } from '../tests/fixtures/fake-ollama.js';
 import { startFakeOpenAI } from '../tests/fixtures/fake-openai.js';
-import { toOpenAIMessages, toOpenAITool } from '../src/policy/openai/openai-messages.js';
+import { toOpenAIMessages, toOpenAITool } from '../src/models/message-translation.js';
 
 export interface ModelBackendFigures {
   turns: number;
@@ -75,15 +73,13 @@ export async function measureModelBackends(turns = 300): Promise<ModelBackendFig
   const openai = await startFakeOpenAI({ flavour: 'vllm', weights: { 'fake-qwen:1b': `/models/snapshots/${REVISION}` } });
   const ollama = await startFakeOllama();
   try {
-    const checked = await checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: openai.baseUrl });
-    if (checked.provider !== 'openai') throw new Error('expected an openai model');
     const codec = codecByName('hermes');
-    const openAIPolicy = (stream: boolean): Policy =>
-      new OpenAIPolicy({ model: checked.model, settings: { codec, temperature: 0.2, max_tokens: 512, stream }, connection: checked.connection, random: substream(0, 'bench') });
-    const streamed = openAIPolicy(true);
-    const whole = openAIPolicy(false);
-    const info = await inspectModel(ollama.url, 'fake-qwen:1b');
-    const ollamaPolicy = new OllamaPolicy({ info, settings: { mode: 'native', codec, temperature: 0.2, num_predict: 512 }, random: substream(0, 'bench') });
+    const settings = { mode: 'native' as const, codec, temperature: 0.2, maxTokens: 512 };
+    const openAIPolicy = async (stream: boolean): Promise<Policy> =>
+      new ModelPolicy({ model: await checkModel({ provider: 'openai', model: 'fake-qwen:1b' }, { baseUrl: openai.baseUrl, stream }), settings, random: substream(0, 'bench') });
+    const streamed = await openAIPolicy(true);
+    const whole = await openAIPolicy(false);
+    const ollamaPolicy = new ModelPolicy({ model: await checkModel({ provider: 'ollama', model: 'fake-qwen:1b' }, { host: ollama.url }), settings, random: substream(0, 'bench') });
     const body = JSON.stringify({
       model: 'fake-qwen:1b',
       messages: toOpenAIMessages(observation.messages),

@@ -73,7 +73,7 @@ import { openWorldSession } from '../src/world/world-session.js';
 import { measureModelBackends, type ModelBackendFigures } from './model-backend-bench.js';
 import { formatEpisodeProfile, measureEpisodeProfile } from './episode-profile.js';
 import { measureEngine, tinyModelBuilt, type EngineFigures, type TurnTimings } from './engine-bench.js';
-import { policyFactoryFor } from '../src/factory/scripted-policy-factory.js';
+import { policyFactoryFor } from '../src/selection/scripted-policy-factory.js';
 import { resolveProducedAt } from '../src/generation/produced-at.js';
 import { produceEpisode } from '../src/verify/episode-production.js';
 import { recordedActions } from '../src/verify/replay-policy.js';

@@ -5,7 +5,7 @@
 
 import type { Lane } from '../src/lanes/lane.js';
 import { findTask } from '../src/lanes/lane.js';
-import { policyFactoryFor } from '../src/factory/scripted-policy-factory.js';
+import { policyFactoryFor } from '../src/selection/scripted-policy-factory.js';
 import { resolveProducedAt } from '../src/generation/produced-at.js';
 import type { EpisodeRecord } from '../src/records/episode-record.js';
 import { produceEpisode } from '../src/verify/episode-production.js';

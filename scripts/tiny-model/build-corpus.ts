@@ -15,8 +15,8 @@ import type { Message } from '../../src/core/conversation.js';
 import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { parseSeedRange } from '../../src/lanes/seed-range.js';
-import { hermesCodec } from '../../src/policy/codecs/hermes-codec.js';
-import { renderTranscript } from '../../src/policy/codecs/model-codec.js';
+import { hermesCodec } from '../../src/models/codecs/hermes-codec.js';
+import { renderTranscript } from '../../src/models/codecs/model-codec.js';
 import { fromRecordMessage, fromRecordTool, type EpisodeRecord } from '../../src/records/episode-record.js';
 import { lossTurns, readRecords } from './episode-turns.js';
 

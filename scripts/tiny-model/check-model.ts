@@ -15,7 +15,7 @@ import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
 import { canonicalJson } from '../../src/core/canonical-json.js';
 import type { Message } from '../../src/core/conversation.js';
 import type { Action } from '../../src/policy/policy-contract.js';
-import { hermesCodec } from '../../src/policy/codecs/hermes-codec.js';
+import { hermesCodec } from '../../src/models/codecs/hermes-codec.js';
 import { fromRecordMessage, fromRecordTool } from '../../src/records/episode-record.js';
 import { lossTurns, readRecords } from './episode-turns.js';
 

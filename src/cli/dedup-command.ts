@@ -5,7 +5,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_COSINE_THRESHOLD, DEFAULT_NEAR_THRESHOLD, dedupDataset, type DedupSummary } from '../dataset/dedup.js';
 import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS } from '../models/embedding/embedder.js';
 import { embedderFromSpec, refuseOptionsWithoutEmbedder } from '../models/embedding/embedder-registry.js';
-import { STARTUP_CHECK_TIMEOUT_MS } from '../core/ollama-host.js';
+import { STARTUP_CHECK_TIMEOUT_MS } from '../models/chat-model.js';
 import { parseSeconds } from './model-timeout.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 import { checkInputs } from '../dataset/dataset-inputs.js';

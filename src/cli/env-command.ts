@@ -1,7 +1,7 @@
 // Owns `env serve`: a lane's tasks as an environment for online training
 // (reset/step over HTTP, a reward from the hidden predicates), with its
 // records kept in a dataset directory that `replay` and `audit` accept. The
-// server itself is factory/environment-server.ts; this file reads the flags,
+// server itself is environment/environment-server.ts; this file reads the flags,
 // says where it listens, and shuts it down cleanly on Ctrl-C or SIGTERM.
 
 import type { Command } from 'commander';

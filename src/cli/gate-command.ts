@@ -4,7 +4,7 @@
 
 import type { Command } from 'commander';
 import { FactoryError } from '../core/errors.js';
-import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
+import { parsePolicySpec, preparePolicy } from '../selection/policy-selection.js';
 import { compareGates, formatComparison, formatGateEpisode, formatGateVerdict, GATE_CONDITIONS, runGate } from '../gate/tool-calling-gate.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';

@@ -8,10 +8,9 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { generateDataset, OUTPUT_FORMATS, type OutputFormat } from '../generation/generate-dataset.js';
-import { describeModel, serverCheckHint } from '../factory/model-server.js';
-import { parsePolicySpec, preparePolicy } from '../factory/policy-selection.js';
+import { parsePolicySpec, preparePolicy } from '../selection/policy-selection.js';
 import type { Rejection } from '../generation/run-parts.js';
-import { parseUserSpec, prepareUser } from '../factory/user-selection.js';
+import { parseUserSpec, prepareUser } from '../selection/user-selection.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { parseShard } from '../generation/plan-shard.js';
@@ -146,10 +145,10 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       // A model is checked now: if its server or the model is missing, nothing is written.
       const policy = await preparePolicy(lane, policySpec, { ...serverOptions, mode: flags.mode, codec: flags.codec });
       const user = await prepareUser(lane, userSpec, serverOptions);
-      if (user && !flags.json) streams.stderr.write(`generate: the user is ${describeModel(user.checked)}\n`);
+      if (user && !flags.json) streams.stderr.write(`generate: the user is ${user.checked.describe()}\n`);
       if (policy.model && !flags.json) {
         const { checked, mode, codec } = policy.model;
-        streams.stderr.write(`generate: ${describeModel(checked)}, ${checked.provider === 'ollama' ? `${mode} mode, ` : ''}${codec.name} codec\n`);
+        streams.stderr.write(`generate: ${checked.describe()}, ${checked.modes.length > 1 ? `${mode} mode, ` : ''}${codec.name} codec\n`);
       }
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
       const note = (message: string) => {
@@ -239,7 +238,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       if (tooManyInfra && !flags.json) {
         streams.stderr.write(
           `generate: ${summary.infra_errors} of ${summary.episodes} episodes failed because the model server failed, more than --max-infra-errors ${maxInfraErrors} allows; ` +
-            `they are in ${join(summary.out_dir, 'rejected.jsonl')} (stage infra), not in episodes.jsonl — fix: ${serverCheckHint(policy.model?.checked ?? user?.checked)}, ` +
+            `they are in ${join(summary.out_dir, 'rejected.jsonl')} (stage infra), not in episodes.jsonl — fix: ${(policy.model?.checked ?? user?.checked)?.failureHint() ?? 'check the model server'}, ` +
             `then run the same command again; or pass --max-infra-errors ${summary.infra_errors} to accept them\n`,
         );
       }

@@ -8,10 +8,9 @@ import { clip } from '../core/clipped-text.js';
 import { FactoryError, errorMessage } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
 import { listLaneFiles, loadLane, resolveLanePath } from '../lanes/lane-loader.js';
-import { rewriteLane, writerSeed } from '../factory/lane-rewrite.js';
-import { checkedPin, checkModel, MODEL_SPEC_EXAMPLES, parseModelSpec } from '../factory/model-server.js';
-import { OllamaWriter } from '../policy/ollama/ollama-writer.js';
-import { OpenAIWriter } from '../policy/openai/openai-writer.js';
+import { rewriteLane, writerSeed } from '../rewriting/lane-rewrite.js';
+import { checkModel, MODEL_SPEC_EXAMPLES, parseModelSpec } from '../models/model-registry.js';
+import { ModelWriter } from '../policy/model-writer.js';
 import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { isGrammar, phrasingsOf } from '../lanes/phrasing-grammar.js';
 import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
@@ -181,8 +180,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       const path = resolveLanePath(reference);
       const checked = await checkModel(spec, { ...serverOptions, flag: '--model' });
       const laneName = basename(path, '.json');
-      const settings = { temperature: 0.8, num_predict: 1024, seed: writerSeed(laneName) };
-      const writer = checked.provider === 'ollama' ? new OllamaWriter(checked.info, settings, { timeoutMs: checked.timeoutMs }) : new OpenAIWriter(checked.model, settings, checked.connection, serverOptions.stream ?? true);
+      const writer = new ModelWriter(checked, { seed: writerSeed(laneName), temperature: 0.8, maxTokens: 1024 });
       const progress = new ProgressLine(streams.stderr, !flags.json);
       const result = await rewriteLane(path, writer, {
         count,
@@ -196,7 +194,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         for (const text of task.kept) streams.stdout.write(`  + ${text}\n`);
         for (const rejected of task.rejected) streams.stdout.write(`  - ${rejected.text}\n      (${rejected.reason})\n`);
       }
-      streams.stdout.write(`lanes rewrite ${result.lane}: ${result.kept} phrasings by ${spec.model} (${checkedPin(checked).replace(/^sha256:/, '').slice(0, 12)}) -> ${result.file}\n`);
+      streams.stdout.write(`lanes rewrite ${result.lane}: ${result.kept} phrasings by ${spec.model} (${checked.pin.replace(/^sha256:/, '').slice(0, 12)}) -> ${result.file}\n`);
       if (!result.named) {
         streams.stdout.write(`to draw from them, add  "rewrites": "${basename(result.file)}"  to ${path}, then run  episode-factory lanes check ${laneName}\n`);
       }

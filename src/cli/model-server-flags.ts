@@ -6,10 +6,10 @@
 
 import type { Command } from 'commander';
 import { FactoryError } from '../core/errors.js';
-import { checkDigestTargets, DEFAULT_OPENAI_BASE_URL, refuseStrayFlags, type ModelServerOptions, type ModelSpec } from '../factory/model-server.js';
-import { DEFAULT_RETRIES } from '../policy/openai/openai-chat.js';
-import { DEFAULT_MODEL_TIMEOUT_MS } from '../policy/ollama/model-server-fetch.js';
-import { STARTUP_CHECK_TIMEOUT_MS } from '../policy/ollama/ollama-model.js';
+import { DEFAULT_MODEL_TIMEOUT_MS, STARTUP_CHECK_TIMEOUT_MS } from '../models/chat-model.js';
+import { refuseStrayFlags, type ModelServerOptions, type ModelSpec } from '../models/model-registry.js';
+import { DEFAULT_RETRIES } from '../models/openai/chat-completion.js';
+import { DEFAULT_OPENAI_BASE_URL } from '../models/openai/openai-endpoint.js';
 import { parseSeconds } from './model-timeout.js';
 
 export interface ModelServerFlags {
@@ -44,12 +44,12 @@ export function addModelServerFlags(command: Command): Command {
 }
 
 /** The flags as options, after refusing any that apply to no model named here. */
-export function modelServerOptions(flags: ModelServerFlags, specs: readonly (ModelSpec | undefined)[]): ModelServerOptions & { stream?: boolean } {
+export function modelServerOptions(flags: ModelServerFlags, specs: readonly (ModelSpec | undefined)[]): ModelServerOptions {
   const retries = flags.retries === undefined ? undefined : Number(flags.retries);
   if (flags.retries !== undefined && (!/^[0-9]{1,2}$/.test(flags.retries) || retries! > 10)) {
     throw new FactoryError('usage', `--retries "${flags.retries}" is not a whole number from 0 to 10`, { fix: `pass e.g. --retries ${DEFAULT_RETRIES}` });
   }
-  const options: ModelServerOptions & { stream?: boolean } = {
+  const options: ModelServerOptions = {
     ...(flags.ollamaHost !== undefined ? { host: flags.ollamaHost } : {}),
     ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
     ...(flags.apiKeyEnv !== undefined ? { apiKeyEnv: flags.apiKeyEnv } : {}),
@@ -59,12 +59,5 @@ export function modelServerOptions(flags: ModelServerFlags, specs: readonly (Mod
     ...(flags.modelTimeout !== undefined ? { timeoutMs: parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_MODEL_TIMEOUT_MS / 1000) } : {}),
   };
   refuseStrayFlags(specs, options);
-  checkDigestTargets(specs, options.modelDigests ?? []);
-  if (flags.stream === false && !specs.some((spec) => spec?.provider === 'openai')) {
-    throw new FactoryError('usage', '--no-stream applies to openai:<model>, and none plays here', { fix: 'drop --no-stream' });
-  }
-  if (retries !== undefined && !specs.some((spec) => spec?.provider === 'openai')) {
-    throw new FactoryError('usage', '--retries applies to openai:<model>, and none plays here', { fix: 'drop --retries' });
-  }
   return options;
 }

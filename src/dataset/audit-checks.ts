@@ -10,7 +10,7 @@
 // the assistant turn before it, in order, and every call is answered).
 
 import { errorMessage, FactoryError } from '../core/errors.js';
-import { actorPin } from '../core/model-pin.js';
+import { actorPin } from '../models/model-pin.js';
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { EpisodeRecord, RecordToolCall } from '../records/episode-record.js';

@@ -2,7 +2,7 @@
 // policies (with their models' digests and details), user simulators and
 // lanes, and when and by which factory version the records were produced.
 
-import { actorPin } from '../core/model-pin.js';
+import { actorPin } from '../models/model-pin.js';
 import type { JsonObject } from '../core/json-value.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { compareKeys } from './key-order.js';

@@ -8,8 +8,9 @@
 import { createHash } from 'node:crypto';
 import type { Message, ToolCall, ToolDescriptor } from '../core/conversation.js';
 import { isJsonObject, type JsonObject } from '../core/json-value.js';
-import type { ModelCodec } from '../policy/codecs/model-codec.js';
-import type { ToolCallRequest } from '../policy/policy-contract.js';
+import type { ModelCodec } from '../models/codecs/model-codec.js';
+import { parseArguments } from '../models/message-translation.js';
+import type { ToolCallRequest } from '../models/model-action.js';
 
 /** A request that cannot be served: its field and what is wrong with it, answered as HTTP 400. */
 export class BadRequest extends Error {}
@@ -31,16 +32,6 @@ function contentText(content: unknown, where: string): string {
       .join('');
   }
   throw new BadRequest(`${where}.content must be a string`);
-}
-
-/** Arguments as the codec renders them: an object when they are one (OpenAI sends a JSON string), else as given. */
-function argumentsOf(value: unknown): unknown {
-  if (typeof value !== 'string') return value ?? {};
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
-  }
 }
 
 export function toolsOf(tools: unknown): ToolDescriptor[] {
@@ -75,7 +66,7 @@ export function messagesOf(messages: unknown): Message[] {
           const definition = isLoose(call) && isLoose(call.function) ? call.function : undefined;
           if (!definition || typeof definition.name !== 'string') throw new BadRequest(`${where}.tool_calls[${callIndex}] needs a function with a name`);
           calls++;
-          return { id: isLoose(call) && typeof call.id === 'string' ? call.id : `call_${calls}`, name: definition.name, arguments: argumentsOf(definition.arguments) };
+          return { id: isLoose(call) && typeof call.id === 'string' ? call.id : `call_${calls}`, name: definition.name, arguments: parseArguments(definition.arguments) };
         });
         return { role: 'assistant', content, tool_calls: toolCalls };
       }

@@ -5,10 +5,10 @@
 // /api/show report, and a chat turn run whole: render, complete, read the
 // calls, streaming text as it comes until a call may be starting.
 
-import { sameModel } from '../core/ollama-host.js';
-import { codecForFamily } from '../policy/codecs/codec-registry.js';
-import type { ModelCodec } from '../policy/codecs/model-codec.js';
-import type { ToolCallRequest } from '../policy/policy-contract.js';
+import { sameModel } from '../models/ollama/ollama-host.js';
+import { codecForFamily } from '../models/codecs/codec-registry.js';
+import type { ModelCodec } from '../models/codecs/model-codec.js';
+import type { ToolCallRequest } from '../models/model-action.js';
 import { callStart, messagesOf, readTurn, toolsOf } from './chat-translation.js';
 import type { Completion, GgufModel } from './gguf-model.js';
 import { FactoryError } from '../core/errors.js';

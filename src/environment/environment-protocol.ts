@@ -7,6 +7,7 @@
 import { MAX_JSON_DEPTH, valueDepth } from '../core/bounded-json.js';
 import type { Message, ToolDescriptor } from '../core/conversation.js';
 import { isJsonObject, type JsonObject } from '../core/json-value.js';
+import { parseArguments } from '../models/message-translation.js';
 import { toChatMessage, type ChatMessage, type ChatTool } from '../records/chat-format.js';
 import type { Lane, Task } from '../lanes/lane.js';
 import type { Action, ToolCallRequest } from '../policy/policy-contract.js';
@@ -206,15 +207,9 @@ function contentText(content: unknown): string {
  * JSON stays the agent's own, however many brackets it holds.
  */
 function argumentsOf(value: unknown, field: string): unknown {
-  if (value === undefined || value === null) return {};
-  let parsed: unknown = value;
-  if (typeof value === 'string') {
-    try {
-      parsed = JSON.parse(value) as unknown;
-    } catch {
-      return value;
-    }
-  }
+  const parsed = parseArguments(value);
+  // Text that is not JSON stays the agent's own: only parsed values are judged by depth.
+  if (typeof value === 'string' && parsed === value) return parsed;
   if (valueDepth(parsed, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     throw badField(field, `nests deeper than ${MAX_JSON_DEPTH} levels (the limit on nesting of a tool call's arguments)`, `send arguments that nest at most ${MAX_JSON_DEPTH} levels`);
   }

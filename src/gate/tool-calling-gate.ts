@@ -18,7 +18,7 @@ import type { Lane, SeedRange } from '../lanes/lane.js';
 import type { ToolMessage } from '../core/conversation.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { produceEpisode } from '../verify/episode-production.js';
-import type { PreparedPolicy } from '../factory/policy-selection.js';
+import type { PreparedPolicy } from '../selection/policy-selection.js';
 import { resolveProducedAt } from '../generation/produced-at.js';
 
 export interface GateEpisode {

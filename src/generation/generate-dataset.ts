@@ -28,9 +28,8 @@ import {
 import type { EpisodeOutcome, PartContext } from './part-production.js';
 import { stageTraceArchives } from './part-trace-archive.js';
 import { shardSlice, type Shard } from './plan-shard.js';
-import { checkedPin } from '../factory/model-server.js';
-import { policyFactoryFor, type PreparedPolicy } from '../factory/policy-selection.js';
-import type { PreparedUser } from '../factory/user-selection.js';
+import { policyFactoryFor, type PreparedPolicy } from '../selection/policy-selection.js';
+import type { PreparedUser } from '../selection/user-selection.js';
 import { resolveProducedAt } from './produced-at.js';
 import {
   finishedParts,
@@ -146,8 +145,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     tasks: options.tasks && options.tasks.length > 0 ? [...options.tasks] : null,
     variants: options.variants && options.variants.length > 0 ? [...options.variants] : null,
     policy: prepared.policy ?? 'scripted',
-    model_digest: prepared.model ? checkedPin(prepared.model.checked) : null,
-    ...(options.user ? { user: options.user.user, user_digest: checkedPin(options.user.checked) } : {}),
+    model_digest: prepared.model ? prepared.model.checked.pin : null,
+    ...(options.user ? { user: options.user.user, user_digest: options.user.checked.pin } : {}),
     formats: OUTPUT_FORMATS.filter((format) => formats.has(format)),
     plan_episodes: plan.length,
     shard: options.shard ? { index: options.shard.index, count: options.shard.count } : null,

@@ -10,7 +10,7 @@ import { errorMessage } from '../core/errors.js';
 import { planEpisodes } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { producePart, type EpisodeOutcome, type PartContext } from './part-production.js';
-import { policyFactoryFor } from '../factory/scripted-policy-factory.js';
+import { policyFactoryFor } from '../selection/scripted-policy-factory.js';
 import type { PartSummary } from './run-parts.js';
 import { closeKeptChildren } from '../world/servers/server-pool.js';
 

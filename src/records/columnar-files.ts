@@ -2,7 +2,7 @@
 // format, so a cut-short file stays readable up to its last whole batch) and
 // episodes.parquet, both written in batches of 1,000 rows (one Parquet row
 // group each), so memory stays flat however many episodes. `generate` feeds
-// them the Arrow columns its parts built (factory/part-columns.ts); every
+// them the Arrow columns its parts built (generation/part-columns.ts); every
 // other writer, from a JSONL file of records.
 //
 // Each batch is built with typed column builders (arrow-builders.ts) and

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
 import { DEDUP_REPORT_FILE, dedupDataset, type DedupReport, DROPPED_FILE, episodeText } from '../../src/dataset/dedup.js';
-import { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel } from '../../src/core/ollama-host.js';
+import { DEFAULT_OLLAMA_HOST, resolveOllamaHost, sameModel } from '../../src/models/ollama/ollama-host.js';
 import { cosineSimilarity } from '../../src/models/embedding/embedder.js';
 import { exactJaccard, recordShingles } from '../../src/dataset/minhash.js';
 import { OllamaEmbedder } from '../../src/models/embedding/ollama-embedder.js';

@@ -13,7 +13,7 @@ import { Ollama } from 'ollama';
 import { tinyModelPath } from '../../src/cli/engine-command.js';
 import type { Message, ToolDescriptor } from '../../src/core/conversation.js';
 import { startEngine, type EngineServer } from '../../src/engine/engine-server.js';
-import { hermesCodec } from '../../src/policy/codecs/hermes-codec.js';
+import { hermesCodec } from '../../src/models/codecs/hermes-codec.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { REPO_ROOT } from '../helpers.js';
 

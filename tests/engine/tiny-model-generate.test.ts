@@ -19,7 +19,7 @@ import { FACTORY_VERSION } from '../../src/core/package-paths.js';
 import { startEngine, type EngineServer } from '../../src/engine/engine-server.js';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
 import { generateDataset } from '../../src/generation/generate-dataset.js';
-import { parsePolicySpec, preparePolicy } from '../../src/factory/policy-selection.js';
+import { parsePolicySpec, preparePolicy } from '../../src/selection/policy-selection.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';

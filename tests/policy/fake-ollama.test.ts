@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ollama, type ChatResponse, type Message, type Tool, type ToolCall } from 'ollama';
 import { ISSUES_TOOLS } from '../../src/world/issues/issues-tools.js';
-import { codecForFamily } from '../../src/policy/codecs/codec-registry.js';
+import { codecForFamily } from '../../src/models/codecs/codec-registry.js';
 import { callsText, FAKE_MODELS, NOT_SURE, parseRawPrompt, pythonJson, recogniseTask, RUNNER_CRASH, startFakeOllama, type FakeOllama } from '../fixtures/fake-ollama.js';
 import type { PhrasingRules, UserText } from '../../src/lanes/lane.js';
 import { phrasingsOf } from '../../src/lanes/phrasing-grammar.js';

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Ollama, type Tool } from 'ollama';
-import { chatCompletion, type OpenAIMessage, type OpenAITool } from '../../src/policy/openai/openai-chat.js';
+import { chatCompletion, type OpenAIMessage, type OpenAITool } from '../../src/models/openai/chat-completion.js';
 import type { JsonObject } from '../../src/core/json-value.js';
 import type { PhrasingRules, UserText } from '../../src/lanes/lane.js';
 import { phrasingsOf } from '../../src/lanes/phrasing-grammar.js';

@@ -7,9 +7,10 @@
 // entry of the registry: --base-url, --api-key-env and --model-digest.
 
 import { errorMessage, FactoryError } from '../../core/errors.js';
-import { normaliseModelDigest } from '../../core/model-pin.js';
-import { sameModel, STARTUP_CHECK_TIMEOUT_MS } from '../../core/ollama-host.js';
-import { readApiKey, resolveBaseUrl } from '../../core/openai-endpoint.js';
+import { normaliseModelDigest } from '../model-pin.js';
+import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
+import { sameModel } from '../ollama/ollama-host.js';
+import { readApiKey, resolveBaseUrl } from '../openai/openai-endpoint.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
 import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, type Embedder } from './embedder.js';
 import type { EmbedderProvider } from './embedder-provider.js';
