@@ -5,7 +5,7 @@
 // /api/show report, and a chat turn run whole: render, complete, read the
 // calls, streaming text as it comes until a call may be starting.
 
-import { sameModel } from '../models/ollama/ollama-host.js';
+import { sameModel } from '../models/model-name.js';
 import { codecForFamily } from '../models/codecs/codec-registry.js';
 import type { ModelCodec } from '../models/codecs/model-codec.js';
 import type { ToolCallRequest } from '../models/model-action.js';

@@ -8,7 +8,8 @@
 import { Ollama } from 'ollama';
 import { errorMessage, FactoryError } from '../../core/errors.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
-import { resolveOllamaHost, sameModel } from '../ollama/ollama-host.js';
+import { resolveOllamaHost } from '../ollama/ollama-host.js';
+import { sameModel } from '../model-name.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
 import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, type Embedder } from './embedder.js';
 import type { EmbedderProvider } from './embedder-provider.js';

@@ -9,7 +9,7 @@
 import { errorMessage, FactoryError } from '../../core/errors.js';
 import { normaliseModelDigest } from '../model-pin.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
-import { sameModel } from '../ollama/ollama-host.js';
+import { sameModel } from '../model-name.js';
 import { readApiKey, resolveBaseUrl } from '../openai/openai-endpoint.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
 import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS, type Embedder } from './embedder.js';

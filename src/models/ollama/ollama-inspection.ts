@@ -9,7 +9,7 @@
 import { Ollama } from 'ollama';
 import { errorMessage, FactoryError } from '../../core/errors.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
-import { sameModel } from './ollama-host.js';
+import { sameModel } from '../model-name.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
 
 export interface ModelInfo {

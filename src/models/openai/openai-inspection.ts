@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { errorMessage, FactoryError } from '../../core/errors.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
-import { sameModel } from '../ollama/ollama-host.js';
+import { sameModel } from '../model-name.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
 import { authorizationHeaders, openAIOrigin, redactKey, serverErrorMessage, type OpenAIServer } from './chat-completion.js';
 import { textPreview } from './sse-reader.js';
