@@ -3,7 +3,8 @@
 // slugs), every source, test or script path it names exists, every
 // `episode-factory` command line in a code block names a real
 // command with real flags of the real commander program, and the README stays
-// a short front door with its quick start on the first screen.
+// a short front door with its quick start on the first screen, and every page
+// of docs/ starts from a command that runs.
 
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -227,6 +228,14 @@ describe('the documentation', () => {
     assert.match((await commandProblems('npx episode-factory lanes lst')).join(), /"lanes" has no subcommand "lst"/);
     assert.deepEqual(await commandProblems('npx episode-factory lanes check issues-v1 --seeds 0..2 --json --help'), []);
     assert.deepEqual(await commandProblems('npx episode-factory proxy --faults plan.json -- npx -y some-server --port 3'), []);
+  });
+
+  it('starts every page of docs/ from a command that runs, within its first screen', () => {
+    const late = PAGES.filter((page) => page.startsWith(DOCS)).filter((page) => {
+      const opening = markdownLines(page).slice(0, 15);
+      return !opening.some((line) => line.code && /^\s*(npx episode-factory|episode-factory|npm|node) /.test(line.text));
+    });
+    assert.deepEqual(late.map((page) => relative(REPO_ROOT, page)), []);
   });
 
   it('keeps the README a front door: at most 200 lines, the quick start within the first 60', () => {
