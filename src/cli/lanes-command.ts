@@ -17,6 +17,7 @@ import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
 import { checkLaneSoundness, defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
 import { getWorld } from '../world/world-registry.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
+import { shortPin } from '../models/model-pin.js';
 
 interface LaneRow {
   name: string;
@@ -194,7 +195,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         for (const text of task.kept) streams.stdout.write(`  + ${text}\n`);
         for (const rejected of task.rejected) streams.stdout.write(`  - ${rejected.text}\n      (${rejected.reason})\n`);
       }
-      streams.stdout.write(`lanes rewrite ${result.lane}: ${result.kept} phrasings by ${spec.model} (${checked.pin.replace(/^sha256:/, '').slice(0, 12)}) -> ${result.file}\n`);
+      streams.stdout.write(`lanes rewrite ${result.lane}: ${result.kept} phrasings by ${spec.model} (${shortPin(checked.pin)}) -> ${result.file}\n`);
       if (!result.named) {
         streams.stdout.write(`to draw from them, add  "rewrites": "${basename(result.file)}"  to ${path}, then run  episode-factory lanes check ${laneName}\n`);
       }

@@ -27,7 +27,7 @@ import { compareWithManifest, readVerifiableManifest } from '../records/manifest
 import type { Lane } from '../lanes/lane.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { replayRecord } from '../verify/replay.js';
-import { policyFactoryFor } from '../selection/policy-selection.js';
+import { policyFactoryFor } from '../selection/scripted-policy-factory.js';
 
 export interface AuditOptions {
   sample?: number;

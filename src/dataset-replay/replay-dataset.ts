@@ -13,7 +13,7 @@ import { readJsonl } from '../records/jsonl.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { replayRecord } from '../verify/replay.js';
 import { EPISODES_FILE } from '../generation/dataset-directory.js';
-import { policyFactoryFor } from '../selection/policy-selection.js';
+import { policyFactoryFor } from '../selection/scripted-policy-factory.js';
 
 export interface ReplayFailure {
   /** The record id, or `episodes.jsonl:<line>` for a line that is not a record. */

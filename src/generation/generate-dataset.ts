@@ -28,7 +28,8 @@ import {
 import type { EpisodeOutcome, PartContext } from './part-production.js';
 import { stageTraceArchives } from './part-trace-archive.js';
 import { shardSlice, type Shard } from './plan-shard.js';
-import { policyFactoryFor, type PreparedPolicy } from '../selection/policy-selection.js';
+import type { PreparedPolicy } from '../selection/policy-selection.js';
+import { policyFactoryFor } from '../selection/scripted-policy-factory.js';
 import type { PreparedUser } from '../selection/user-selection.js';
 import { resolveProducedAt } from './produced-at.js';
 import {

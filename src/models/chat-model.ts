@@ -1,11 +1,11 @@
-// Owns the one chat-model interface every provider implements once: a request
+// Owns the one chat-model interface every provider implements: a request
 // in record-shaped messages and tool descriptors with the turn's sampling and
 // the episode's signal, a turn out (text, tool calls with their arguments,
 // usage, and the raw text where a codec reads it), the model's pin and how a
 // record names it. A failure of what the model runs on (an HTTP error, a
 // silence, a dropped connection, a body that is not the protocol) is an
 // InfrastructureError, never a turn: the model policy, the model user and the
-// writer are written against this file alone.
+// writer reach a model through this interface alone.
 
 import type { Message, ToolDescriptor } from '../core/conversation.js';
 import type { JsonObject } from '../core/json-value.js';
@@ -95,7 +95,7 @@ export interface ActorDetails {
 }
 
 /** Who the model is in an actor: its name, the short and the full pin, and the provider that serves it. */
-export interface ModelIdentity {
+interface ModelIdentity {
   name: string;
   version: string;
   provider: string;
@@ -126,7 +126,7 @@ export function modelActor(role: string, identity: ModelIdentity, weights: JsonO
 }
 
 export interface ChatModel {
-  /** `<provider>:<model>`, as the command named it. */
+  /** `<provider>:<model>`, with the model as its server names it (`qwen` asked for may be `qwen:latest` served). */
   readonly spec: string;
   /** The model family, as far as the server tells (for the codec); null when it does not. */
   readonly family: string | null;
@@ -140,7 +140,7 @@ export interface ChatModel {
   failureHint(): string;
   /** The modes its provider can run a policy in (native first). */
   readonly modes: readonly ModelMode[];
-  /** The model as a policy runs it in `mode` (raw renders with `codec`); throws the reason, with its fix, when it cannot be. */
+  /** The model as a policy runs it in `mode` (raw renders with `codec`); a mode the provider does not list is a caller's bug, and throws. */
   inMode(mode: ModelMode, codec: ModelCodec): ChatModel;
   chat(request: ChatRequest): Promise<ChatTurn>;
 }

@@ -37,7 +37,7 @@ function argumentsText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value ?? {});
 }
 
-export function toOpenAIMessage(message: Message): OpenAIMessage {
+function toOpenAIMessage(message: Message): OpenAIMessage {
   switch (message.role) {
     case 'system':
     case 'user':

@@ -27,3 +27,8 @@ export function actorPin(actor: { digest?: unknown; weights?: unknown }): string
   if (typeof actor.digest === 'string' && actor.digest.length > 0) return actor.digest;
   return pinnedRevision(typeof actor.weights === 'string' ? actor.weights : undefined);
 }
+
+/** The short form a record's actor and a run's first line show: a pin's first 12 hex characters, without `sha256:`. */
+export function shortPin(pin: string): string {
+  return pin.replace(/^sha256:/, '').slice(0, 12);
+}

@@ -23,10 +23,10 @@ export const MODEL_SPEC_EXAMPLES = PROVIDERS.map((provider) => provider.example)
 
 /** `<provider>:<model>` for a provider listed here; undefined for anything else. */
 export function parseModelSpec(text: string): ModelSpec | undefined {
-  const at = text.indexOf(':');
-  const provider = PROVIDERS.find((candidate) => candidate.name === text.slice(0, at));
-  const model = text.slice(at + 1).trim();
-  return at > 0 && provider && model ? { provider: provider.name, model } : undefined;
+  const match = /^([a-z]+):(.+)$/.exec(text); // `.` stops at a line break: a name split over lines is no spec
+  const provider = PROVIDERS.find((candidate) => candidate.name === match?.[1]);
+  const model = match?.[2]?.trim();
+  return provider && model ? { provider: provider.name, model } : undefined;
 }
 
 export function formatModelSpec(spec: ModelSpec): string {

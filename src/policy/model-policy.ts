@@ -24,7 +24,7 @@ export interface ModelSettings {
   maxTokens: number;
 }
 
-export interface ModelPolicyOptions {
+interface ModelPolicyOptions {
   /** The checked model, as it runs in `settings.mode` (ChatModel.inMode). */
   model: ChatModel;
   settings: ModelSettings;

@@ -11,20 +11,20 @@ import type { ChatModel, Sampling } from '../models/chat-model.js';
 import type { Actor } from './policy-contract.js';
 
 /** The sampling of every request, pinned in the actor: the seed is fixed per lane, so asking again asks the same way. */
-export type WriterSettings = Sampling;
+type WriterSettings = Sampling;
 
-export const WRITER_PROMPT =
+const WRITER_PROMPT =
   'You reword requests that a user sends to an assistant. Write each new version on its own line, with nothing else: ' +
   'no numbering, no quotes, no commentary. Keep the meaning and every fact. Copy every placeholder in double braces, ' +
   'like {{target.number}}, exactly as written, and add none. Vary the words, the tone and the order of the facts.';
 
 /** The request the writer sends for one task: the phrasings it has, and how many new ones to write. */
-export function writerRequest(phrasings: readonly string[], count: number): string {
+function writerRequest(phrasings: readonly string[], count: number): string {
   return `Write ${count} new versions of this request. Versions it already has:\n${phrasings.map((phrasing) => `- ${phrasing}`).join('\n')}`;
 }
 
 /** The model's lines, cleaned of list markers and quotes; empty lines dropped. */
-export function writerLines(text: string): string[] {
+function writerLines(text: string): string[] {
   return text
     .split('\n')
     .map((line) => line.trim().replace(/^(?:[-*•]|\d+[.)])\s+/, '').replace(/^"(.*)"$/s, '$1').trim())

@@ -1,5 +1,5 @@
-// Owns `lanes rewrite`: a local model (the writer) rewords each task's request
-// ahead of any run. What it returns is filtered (same placeholders, no rule
+// Owns `lanes rewrite`: a chat model of any provider (the writer) rewords
+// each task's request ahead of any run. What it returns is filtered (same placeholders, no rule
 // syntax, nothing the task already says), checked with the whole lane as a
 // run would load it, and written atomically as the lane's rewrites cache, with
 // the writer's identity. Runs then draw from the cache alone.

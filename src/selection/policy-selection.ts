@@ -8,7 +8,7 @@
 
 import { FactoryError } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
-import { DEFAULT_MODEL_TIMEOUT_MS, STARTUP_CHECK_TIMEOUT_MS, type ChatModel, type ModelMode } from '../models/chat-model.js';
+import type { ChatModel, ModelMode } from '../models/chat-model.js';
 import { CODEC_NAMES, codecByName, codecForFamily } from '../models/codecs/codec-registry.js';
 import type { ModelCodec } from '../models/codecs/model-codec.js';
 import { checkModel, formatModelSpec, MODEL_SPEC_EXAMPLES, parseModelSpec, providerOf, type ModelServerOptions, type ModelSpec } from '../models/model-registry.js';
@@ -16,7 +16,6 @@ import { ModelPolicy, type ModelSettings } from '../policy/model-policy.js';
 import type { PolicyFactory } from '../verify/episode-production.js';
 import { policyFactoryFor } from './scripted-policy-factory.js';
 
-export { DEFAULT_MODEL_TIMEOUT_MS, policyFactoryFor, STARTUP_CHECK_TIMEOUT_MS };
 
 export type PolicySpec = { kind: 'scripted' } | { kind: 'model'; model: ModelSpec };
 

@@ -148,7 +148,7 @@ export function chatModelConformance(provider: ChatModelProviderUnderTest): void
       });
     });
 
-    it('gives the same turn streamed and whole, and the same turn again for the same seed', async () => {
+    it('gives the same turn again for the same seed, and streamed and whole alike where the provider answers both ways', async () => {
       await withStandIn(provider, async (standIn) => {
         assert.ok(standIn.transports.includes('streamed'));
         const { messages, tools } = standIn.scenario;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { ToolMessage } from '../../src/core/conversation.js';
-import { policyFactoryFor } from '../../src/selection/policy-selection.js';
+import { policyFactoryFor } from '../../src/selection/scripted-policy-factory.js';
 import { planEpisodes } from '../../src/lanes/episode-plan.js';
 import { parseLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';

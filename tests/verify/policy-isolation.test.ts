@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message, ToolDescriptor } from '../../src/core/conversation.js';
 import { canonicalJson } from '../../src/core/canonical-json.js';
-import { policyFactoryFor } from '../../src/selection/policy-selection.js';
+import { policyFactoryFor } from '../../src/selection/scripted-policy-factory.js';
 import { planEpisodes } from '../../src/lanes/episode-plan.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { Observation } from '../../src/policy/policy-contract.js';

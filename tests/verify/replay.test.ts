@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { policyFactoryFor } from '../../src/selection/policy-selection.js';
+import { policyFactoryFor } from '../../src/selection/scripted-policy-factory.js';
 import { planEpisodes } from '../../src/lanes/episode-plan.js';
 import type { Lane } from '../../src/lanes/lane.js';
 import { loadLane, parseLane } from '../../src/lanes/lane-loader.js';

@@ -17,6 +17,7 @@ import type { ToolCallRequest } from '../model-action.js';
 import { parseArguments, toOllamaMessage, toOllamaTool } from '../message-translation.js';
 import type { ModelInfo } from './ollama-inspection.js';
 import { runModelTurn } from './ollama-turn.js';
+import { shortPin } from '../model-pin.js';
 
 export const OLLAMA_MODES: readonly ModelMode[] = ['native', 'raw'];
 
@@ -51,7 +52,7 @@ export class OllamaChatModel implements ChatModel {
     const { info } = this;
     return modelActor(
       role,
-      { name: info.model, version: info.digest.replace(/^sha256:/, '').slice(0, 12), provider: 'ollama', digest: info.digest },
+      { name: info.model, version: shortPin(info.digest), provider: 'ollama', digest: info.digest },
       { family: info.family, parameter_size: info.parameter_size, quantization: info.quantization },
       details,
       { options: ollamaOptions(details.sampling) },
@@ -61,7 +62,7 @@ export class OllamaChatModel implements ChatModel {
 
   describe(): string {
     const { info } = this;
-    return `${info.model} (${info.digest.replace(/^sha256:/, '').slice(0, 12)}, ${info.family ?? 'unknown family'}) at ${info.host}, Ollama ${info.ollama_version}`;
+    return `${info.model} (${shortPin(info.digest)}, ${info.family ?? 'unknown family'}) at ${info.host}, Ollama ${info.ollama_version}`;
   }
 
   failureHint(): string {
@@ -102,7 +103,7 @@ export class OllamaChatModel implements ChatModel {
 }
 
 /** The same model asked raw: the codec renders the whole prompt, and stops where the family ends a turn. */
-export class OllamaRawChatModel implements ChatModel {
+class OllamaRawChatModel implements ChatModel {
   readonly spec: string;
   readonly family: string | null;
   readonly pin: string;

@@ -12,6 +12,7 @@ import { errorMessage } from '../../core/errors.js';
 import { fetchWithSilenceLimit } from '../../core/timed-fetch.js';
 import { InfrastructureError } from '../chat-model.js';
 import { failureCause, transportFailure } from '../transport-failure.js';
+import { textPreview } from '../../core/clipped-text.js';
 
 /** The longest a streamed line may grow: Ollama's frames are a token or a tool call each, far below this. */
 const MAX_LINE_CHARS = 1 << 20;
@@ -19,10 +20,6 @@ const MAX_LINE_CHARS = 1 << 20;
 /** The answer is not Ollama's protocol: a body that is not NDJSON, or a stream cut short. */
 class ProtocolError extends InfrastructureError {}
 
-function preview(text: string): string {
-  const trimmed = text.trim();
-  return JSON.stringify(trimmed.length > 60 ? `${trimmed.slice(0, 60)}…` : trimmed);
-}
 
 /** Passes whole, valid NDJSON lines on; fails the stream at the first line that is not a JSON object, an error frame, or an end before the `done` frame. */
 function guardNdjson(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
@@ -38,9 +35,9 @@ function guardNdjson(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Arra
     try {
       frame = JSON.parse(text);
     } catch {
-      throw new ProtocolError(`the answer is not Ollama's NDJSON stream: line ${lines} is not JSON (${preview(text)})`);
+      throw new ProtocolError(`the answer is not Ollama's NDJSON stream: line ${lines} is not JSON (${textPreview(text)})`);
     }
-    if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) throw new ProtocolError(`the answer is not Ollama's NDJSON stream: line ${lines} is not a JSON object (${preview(text)})`);
+    if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) throw new ProtocolError(`the answer is not Ollama's NDJSON stream: line ${lines} is not a JSON object (${textPreview(text)})`);
     const { error, done } = frame as { error?: unknown; done?: unknown };
     if (error !== undefined) throw new InfrastructureError(`the server reported an error mid-answer: ${typeof error === 'string' ? error : JSON.stringify(error)}`);
     if (finished) return;
@@ -54,7 +51,7 @@ function guardNdjson(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Arra
         const parts = buffer.split('\n');
         buffer = parts.pop() ?? '';
         for (const part of parts) check(part, stream);
-        if (buffer.length > MAX_LINE_CHARS) throw new ProtocolError(`the answer is not Ollama's NDJSON stream: a line runs past ${MAX_LINE_CHARS} characters (${preview(buffer)})`);
+        if (buffer.length > MAX_LINE_CHARS) throw new ProtocolError(`the answer is not Ollama's NDJSON stream: a line runs past ${MAX_LINE_CHARS} characters (${textPreview(buffer)})`);
       },
       flush(stream) {
         buffer += decoder.decode();
@@ -65,7 +62,7 @@ function guardNdjson(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Arra
           } catch {
             whole = false;
           }
-          if (!whole && lines > 0) throw new ProtocolError(`the stream was cut off in the middle of line ${lines + 1} (${preview(buffer)}), before its final frame`);
+          if (!whole && lines > 0) throw new ProtocolError(`the stream was cut off in the middle of line ${lines + 1} (${textPreview(buffer)}), before its final frame`);
           check(buffer, stream);
         }
         if (!finished) throw new ProtocolError(lines === 0 ? 'the answer was empty: no frame at all' : `the stream ended after ${lines} frame${lines === 1 ? '' : 's'} without its final (done) frame`);

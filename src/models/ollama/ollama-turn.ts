@@ -1,5 +1,5 @@
 // Owns the lifetime of one model turn's requests, for every actor a model
-// plays (the policy, the user): a client whose every request has a silence
+// plays (the policy, the user, the writer): a client whose every request has a silence
 // limit and ends with the turn (answered, failed, or cut off by the episode's
 // wall time), so a request the turn no longer waits for keeps no connection,
 // and no process, alive. A failure of the server rather than of the model
@@ -8,7 +8,7 @@
 import { Ollama } from 'ollama';
 import { infrastructureFailure, modelServerFetch } from './ollama-fetch.js';
 
-export interface ModelTurn {
+interface ModelTurn {
   host: string;
   /** The endpoint the turn asks, for the failure's reason (`/api/chat`). */
   endpoint: string;

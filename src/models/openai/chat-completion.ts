@@ -18,7 +18,8 @@ import { errorMessage } from '../../core/errors.js';
 import { fetchWithSilenceLimit } from '../../core/timed-fetch.js';
 import { InfrastructureError } from '../chat-model.js';
 import { failureCause, transportFailure } from '../transport-failure.js';
-import { readServerSentEvents, textPreview } from './sse-reader.js';
+import { readServerSentEvents } from './sse-reader.js';
+import { textPreview } from '../../core/clipped-text.js';
 
 export interface OpenAIServer {
   /** Base URL including the /v1 prefix, no trailing slash, e.g. http://127.0.0.1:8000/v1 */

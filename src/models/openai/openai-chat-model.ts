@@ -10,14 +10,14 @@
 import type { JsonObject } from '../../core/json-value.js';
 import { modelActor, type ActorDetails, type Actor, type ChatModel, type ChatRequest, type ChatTurn, type ModelMode } from '../chat-model.js';
 import { toOpenAIMessages, toOpenAITool, parseArguments } from '../message-translation.js';
-import { pinnedRevision } from '../model-pin.js';
+import { pinnedRevision, shortPin } from '../model-pin.js';
 import { chatCompletion, type OpenAIServer } from './chat-completion.js';
 import type { OpenAIModelInfo } from './openai-inspection.js';
 
 export const OPENAI_MODES: readonly ModelMode[] = ['native'];
 
 /** How a turn's requests are made: never part of the record. */
-export interface OpenAIConnection {
+interface OpenAIConnection {
   server: OpenAIServer;
   /** How long the server may stay silent on one request, in milliseconds. */
   timeoutMs: number;
@@ -28,7 +28,7 @@ export interface OpenAIConnection {
 }
 
 /** An OpenAI-compatible server names no family: the served id usually does (Qwen/Qwen2.5-1.5B-Instruct, meta-llama/Llama-3.2-3B, mistral-7b.gguf). */
-export function familyFromModelId(id: string): string | null {
+function familyFromModelId(id: string): string | null {
   const name = id.toLowerCase();
   if (/qwen/.test(name)) return 'qwen2';
   if (/llama-?3|llama3/.test(name)) return 'llama';
@@ -53,9 +53,9 @@ export class OpenAIChatModel implements ChatModel {
     this.pin = digest ?? pinnedRevision(info.weights) ?? '';
   }
 
-  /** The short version a record shows: the first 12 hex characters of the pin. */
-  private shortPin(): string {
-    return this.pin.replace(/^sha256:/, '').slice(0, 12) || 'unpinned';
+  /** The version a record shows: the short pin, or `unpinned`. */
+  private version(): string {
+    return shortPin(this.pin) || 'unpinned';
   }
 
   actor(role: string, details: ActorDetails): Actor & JsonObject {
@@ -63,7 +63,7 @@ export class OpenAIChatModel implements ChatModel {
     const { sampling } = details;
     return modelActor(
       role,
-      { name: info.model, version: this.shortPin(), provider: 'openai', digest: this.digest },
+      { name: info.model, version: this.version(), provider: 'openai', digest: this.digest },
       { weights: info.weights, server: info.server, max_model_len: info.max_model_len, chat_template_sha256: info.chat_template_sha256 },
       details,
       { ...(details.namesTransport ? { transport: { stream: this.connection.stream } } : {}), options: { seed: sampling.seed, temperature: sampling.temperature, max_tokens: sampling.maxTokens } },
@@ -73,7 +73,7 @@ export class OpenAIChatModel implements ChatModel {
 
   describe(): string {
     const { info, connection } = this;
-    const pin = this.pin.replace(/^sha256:/, '').slice(0, 12);
+    const pin = shortPin(this.pin);
     const server = info.server === 'unknown' ? 'an OpenAI-compatible server' : `${info.server}${info.server_version ? ` ${info.server_version}` : ''}`;
     return `${info.model} (${pin}${info.weights ? `, weights ${info.weights}` : ''}) at ${connection.server.baseUrl}, ${server}${connection.server.apiKey ? ', with an API key' : ''}`;
   }
@@ -84,7 +84,7 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   inMode(mode: ModelMode): ChatModel {
-    // The provider refuses raw before the check (see openai-provider.ts); a caller that asks anyway has a bug.
+    // Selection refuses raw before the check, in the provider's words (modeRefusal); a caller that asks anyway has a bug.
     if (mode !== 'native') throw new Error(`${this.spec} runs in native mode only`);
     return this;
   }

@@ -14,7 +14,7 @@ import { STARTUP_CHECK_TIMEOUT_MS } from '../chat-model.js';
 import { sameModel } from '../model-name.js';
 import { fetchWithSilenceLimit, formatSeconds, SilenceTimeoutError } from '../../core/timed-fetch.js';
 import { authorizationHeaders, openAIOrigin, redactKey, serverErrorMessage, type OpenAIServer } from './chat-completion.js';
-import { textPreview } from './sse-reader.js';
+import { textPreview } from '../../core/clipped-text.js';
 
 export type OpenAIServerKind = 'vllm' | 'llama.cpp' | 'sglang' | 'ollama' | 'unknown';
 

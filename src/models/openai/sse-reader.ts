@@ -8,17 +8,13 @@
 // without `[DONE]` was cut off is for the caller, which reads `sawDone`.
 
 import { InfrastructureError } from '../chat-model.js';
+import { textPreview } from '../../core/clipped-text.js';
 
 /** The longest one event may grow: a chunk is a token or a tool-call fragment, far below this. */
 export const MAX_EVENT_CHARS = 1 << 20;
 
 /** The body is not an event stream of JSON payloads. */
 export class SseProtocolError extends InfrastructureError {}
-
-export function textPreview(text: string, limit = 60): string {
-  const trimmed = text.trim();
-  return JSON.stringify(trimmed.length > limit ? `${trimmed.slice(0, limit)}…` : trimmed);
-}
 
 export interface SseReadOptions {
   /** Default MAX_EVENT_CHARS. */
