@@ -11,6 +11,10 @@ export type ErrorCode =
   | 'world_unknown'
   | 'server_package'
   | 'server_failed'
+  | 'definition_invalid'
+  | 'server_requires'
+  | 'seed_failed'
+  | 'escape_hatch_nondeterministic'
   | 'dataset_not_found'
   | 'dataset_corrupt'
   | 'dataset_tampered'
@@ -26,6 +30,10 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   world_unknown: 2,
   server_package: 2,
   server_failed: 2,
+  definition_invalid: 2,
+  server_requires: 2,
+  seed_failed: 2,
+  escape_hatch_nondeterministic: 2,
   dataset_not_found: 2,
   dataset_corrupt: 2,
   dataset_tampered: 1,

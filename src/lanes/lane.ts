@@ -3,18 +3,10 @@
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import type { Limits } from '../runner/limits.js';
+import type { Matcher, Where } from '../core/where-clause.js';
 import type { FaultPlan } from '../world/faults/fault-plan.js';
 
-export type Matcher =
-  | { equals: JsonValue }
-  | { not: JsonValue }
-  | { includes: JsonValue }
-  | { excludes: JsonValue }
-  | { contains: string }
-  | { in: JsonValue[] }
-  | { exists: boolean };
-
-export type Where = Record<string, JsonValue | Matcher>;
+export type { Matcher, Where };
 
 export type ParamSpec =
   | { from: string; where?: Where }

@@ -12,7 +12,7 @@ import type { UserFact } from '../core/user-facts.js';
 import type { ScriptStep } from '../solutions/solution-script.js';
 import type { PhrasingRules, SolutionStep, Task, TaskFact, Where } from './lane.js';
 import { drawPhrasing, isGrammar } from './phrasing-grammar.js';
-import { collectionAt, matchesWhere } from './where-clause.js';
+import { collectionAt, matchesWhere } from '../core/where-clause.js';
 
 export interface TaskInstance {
   task: Task;

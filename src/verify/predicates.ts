@@ -12,7 +12,7 @@ import { MAX_TEXT, PatternError } from '../core/safe-pattern-contract.js';
 import { evaluateExpression, renderDeep, renderText } from '../core/template.js';
 import { asksFor, isQuestion, tellsFact, type UserFact } from '../core/user-facts.js';
 import type { Predicate, Query, Where } from '../lanes/lane.js';
-import { collectionAt, fieldValue, matchesWhere } from '../lanes/where-clause.js';
+import { collectionAt, fieldValue, matchesWhere } from '../core/where-clause.js';
 
 export interface PredicateContext {
   initial: JsonValue;

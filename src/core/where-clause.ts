@@ -2,10 +2,20 @@
 // snapshot and hidden predicates use to count or list items. A field maps to a
 // literal (deep equality) or a one-key matcher such as {"includes": "bug"}.
 
-import { canonicalEquals } from '../core/canonical-json.js';
-import { isJsonObject, type JsonValue } from '../core/json-value.js';
-import { resolvePointer } from '../core/json-pointer.js';
-import type { Matcher, Where } from './lane.js';
+import { canonicalEquals } from './canonical-json.js';
+import { isJsonObject, type JsonValue } from './json-value.js';
+import { resolvePointer } from './json-pointer.js';
+
+export type Matcher =
+  | { equals: JsonValue }
+  | { not: JsonValue }
+  | { includes: JsonValue }
+  | { excludes: JsonValue }
+  | { contains: string }
+  | { in: JsonValue[] }
+  | { exists: boolean };
+
+export type Where = Record<string, JsonValue | Matcher>;
 
 const MATCHER_KEYS = new Set(['equals', 'not', 'includes', 'excludes', 'contains', 'in', 'exists']);
 

@@ -1,0 +1,26 @@
+// Owns the binary file formats a server world's definition can name: an
+// encoder turns a JSON description into a file's bytes for the seed
+// generator, a decoder reads a file's bytes back into JSON for the probe.
+// Each must be deterministic: the same value gives the same bytes.
+
+import { FactoryError } from '../../../core/errors.js';
+import type { JsonValue } from '../../../core/json-value.js';
+
+export interface FileFormat {
+  /** Same value, same bytes, always (no clock, no randomness). */
+  encode(value: JsonValue): Buffer;
+  /** The file's logical content as JSON; throws on bytes it cannot read. */
+  decode(bytes: Buffer): JsonValue;
+}
+
+const formats = new Map<string, FileFormat>();
+
+export function fileFormatNames(): string[] {
+  return [...formats.keys()].sort();
+}
+
+export function fileFormat(name: string): FileFormat {
+  const format = formats.get(name);
+  if (!format) throw new FactoryError('definition_invalid', `no file format named "${name}"`, { fix: `use one of: ${fileFormatNames().join(', ') || '(none)'}` });
+  return format;
+}
