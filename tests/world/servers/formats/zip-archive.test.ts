@@ -64,7 +64,7 @@ describe('zip archive', () => {
   it('refuses what is not a zip, and corrupted data', () => {
     refused(() => readZip(Buffer.from('not a zip at all, just some text here')), /not a zip file/);
     const bytes = writeZip([{ name: 'a', data: Buffer.from('abcdef') }]);
-    bytes[30 + 1 + 2] ^= 0xff; // a byte of the stored data
+    bytes[30 + 1 + 2] = bytes[30 + 1 + 2]! ^ 0xff; // a byte of the stored data
     refused(() => readZip(bytes), /fails its CRC check/);
   });
 });
