@@ -172,6 +172,7 @@ export function decodeWorkbook(bytes: Buffer): JsonValue {
   const sheetsElement = firstChild(workbook, 'sheets');
   const sheets: JsonObject[] = [];
   const tables: JsonObject[] = [];
+  const claimedTables = new Set<string>();
   for (const sheet of sheetsElement ? childElements(sheetsElement, 'sheet') : []) {
     const name = attributeOf(sheet, 'name') ?? '';
     const id = attributeOf(sheet, 'id') ?? '';
@@ -181,7 +182,10 @@ export function decodeWorkbook(bytes: Buffer): JsonValue {
     const content = readSheet(book.xml(relationship.target), strings, relationship.target);
     sheets.push({ name, dimension: content.dimension, rows: content.rows });
     for (const part of book.relationships(relationship.target)) {
-      if (part.type !== 'table' || !book.has(part.target)) continue;
+      // excelize's copy_sheet copies a sheet's relationships, so the copy names the same table part; a table
+      // belongs to one sheet, the first to name it, as excelize's own describe_sheets reports it.
+      if (part.type !== 'table' || !book.has(part.target) || claimedTables.has(part.target)) continue;
+      claimedTables.add(part.target);
       const table = book.xml(part.target);
       tables.push({ sheet: name, name: attributeOf(table, 'displayName') ?? attributeOf(table, 'name') ?? '', ref: attributeOf(table, 'ref') ?? '' });
     }

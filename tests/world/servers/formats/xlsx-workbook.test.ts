@@ -133,6 +133,7 @@ const EDITS: Call[] = [
   ['excel_create_table', { sheetName: 'Sheet1', tableName: 'Fruit', range: 'A1:C5' }],
   ['excel_copy_sheet', { srcSheetName: 'Added', dstSheetName: 'Added copy' }],
   ['excel_format_range', { sheetName: 'Sheet1', range: 'A1:B1', styles: [[{ font: { bold: true } }, { fill: { type: 'pattern', pattern: 'solid', color: ['#FFFF00'] } }]] }],
+  ['excel_copy_sheet', { srcSheetName: 'Sheet1', dstSheetName: 'Sheet1 copy' }],
   ['excel_describe_sheets', {}],
 ];
 
@@ -166,18 +167,23 @@ describe('xlsx file format against excel-mcp-server 0.12.0', () => {
     const results = await serverCalls(file, EDITS);
     for (const [index, result] of results.entries()) assert.equal(result.isError, false, `${EDITS[index]![0]}: ${result.text}`);
     const decoded = xlsx.decode(readFileSync(file)) as any;
-    assert.deepEqual(decoded.sheets.map((sheet: { name: string }) => sheet.name), ['Sheet1', 'Empty', 'Ünïcode ✓', 'Added', 'Added copy']);
+    // A copy goes right after its source.
+    assert.deepEqual(decoded.sheets.map((sheet: { name: string }) => sheet.name), ['Sheet1', 'Sheet1 copy', 'Empty', 'Ünïcode ✓', 'Added', 'Added copy']);
     const sheet1 = decoded.sheets[0];
     assert.equal(sheet1.dimension, 'A1:C5');
     assert.deepEqual(sheet1.rows[0], ['Name', 'Qty', 'Note']);
     assert.deepEqual(sheet1.rows[3], ['Total', { formula: 'SUM(B2:B3)', value: 7.25 }, null]);
     // excelize stores a written formula as given, "=" and all, with no cached value.
     assert.deepEqual(sheet1.rows[4], ['kiwi', 9, { formula: '=B2*2', value: null }]);
-    assert.deepEqual(decoded.sheets[3], { name: 'Added', dimension: 'A1:B2', rows: [['x', 1.5], [false, null]] });
-    assert.deepEqual(decoded.sheets[4], { name: 'Added copy', dimension: 'A1:B2', rows: [['x', 1.5], [false, null]] });
+    assert.deepEqual(decoded.sheets[1].rows, sheet1.rows);
+    assert.deepEqual(decoded.sheets[4], { name: 'Added', dimension: 'A1:B2', rows: [['x', 1.5], [false, null]] });
+    assert.deepEqual(decoded.sheets[5], { name: 'Added copy', dimension: 'A1:B2', rows: [['x', 1.5], [false, null]] });
+    // The copy of Sheet1 links the same table part; like the server, we count the table once, on Sheet1.
     assert.deepEqual(decoded.tables, [{ sheet: 'Sheet1', name: 'Fruit', ref: 'A1:C5' }]);
-    const description = JSON.parse(results[5]!.text);
-    assert.deepEqual(description.sheets[0].tables, [{ name: 'Fruit', range: 'A1:C5' }]);
+    const description = JSON.parse(results[6]!.text);
+    assert.deepEqual(description.sheets.map((sheet: { name: string; tables: unknown[] }) => [sheet.name, sheet.tables]), [
+      ['Sheet1', [{ name: 'Fruit', range: 'A1:C5' }]], ['Sheet1 copy', []], ['Empty', []], ['Ünïcode ✓', []], ['Added', []], ['Added copy', []],
+    ]);
   });
 
   it('the same edits on two fresh copies give byte-identical files and identical answers', async () => {
