@@ -91,6 +91,10 @@ describe('xlsx file format', () => {
     assert.deepEqual(xlsx.decode(writeZip(patched)), {
       sheets: [{ name: 'S', dimension: 'A1:D1', rows: [[' <a> & "b" \'c\' AB', 'bold plain', '<raw> & ', { error: '#DIV/0!' }]] }],
     });
+    // No dimension and no cell references: positions follow the order written; the rows reach the last cell.
+    const implicit = '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row><c><v>1</v></c><c><v>2</v></c></row><row r="3"><c r="B3"><v>3</v></c></row></sheetData></worksheet>';
+    const implicitBook = book.map((entry) => (entry.name === 'xl/worksheets/sheet1.xml' ? { name: entry.name, data: Buffer.from(implicit) } : entry));
+    assert.deepEqual(xlsx.decode(writeZip(implicitBook)), { sheets: [{ name: 'S', dimension: 'A1:B3', rows: [[1, 2], [null, null], [null, 3]] }] });
     const broken = book.map((entry) => (entry.name === 'xl/worksheets/sheet1.xml' ? { name: entry.name, data: Buffer.from('<worksheet><sheetData></worksheet>') } : entry));
     refused(() => xlsx.decode(writeZip(broken)), /sheet1\.xml: malformed XML .*closes <sheetData>/);
     const entity = book.map((entry) => (entry.name === 'xl/workbook.xml' ? { name: entry.name, data: Buffer.from('<!DOCTYPE x [<!ENTITY a "b">]><workbook/>') } : entry));
