@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -34,7 +35,7 @@ const BOOK: JsonValue = {
   ],
 };
 
-const BINARY = join(process.cwd(), 'node_modules/@negokaz/excel-mcp-server/dist/excel-mcp-server_linux_amd64_v1/excel-mcp-server');
+const BINARY = fileURLToPath(new URL('../../../../node_modules/@negokaz/excel-mcp-server/dist/excel-mcp-server_linux_amd64_v1/excel-mcp-server', import.meta.url));
 
 function refused(run: () => unknown, pattern: RegExp): void {
   assert.throws(run, (error: unknown) => error instanceof FactoryError && pattern.test(error.message));
