@@ -32,9 +32,13 @@ export interface ConformanceReport {
 export interface ConformanceOptions {
   /** The lanes to look for one naming this world; every lane file found from the working directory when absent. */
   lanes?: readonly Lane[];
+  /** Only these checks, by id (seed, probe, catalog, sandbox, cleanup, faults, replay); all when absent. */
+  only?: readonly string[];
   /** Called as each check ends, for progress. */
   onCheck?: (check: ConformanceCheck) => void;
 }
+
+export const CHECK_IDS = ['seed', 'probe', 'catalog', 'sandbox', 'cleanup', 'faults', 'replay'] as const;
 
 /** The lanes of lanes/ that load; a broken lane is `lanes check`'s to report, not this suite's. */
 export function loadableLanes(): Lane[] {
@@ -65,7 +69,7 @@ export async function checkWorldConformance(world: AnyWorld, options: Conformanc
     noEpisode,
     episodes: () => (episodes ??= lane && noEpisode === undefined ? produceLaneEpisodes(lane) : Promise.resolve([])),
   };
-  const steps: Array<[id: string, title: string, run: (context: ConformanceContext) => Promise<Omit<ConformanceCheck, 'id' | 'title'>>]> = [
+  const steps: Array<[id: (typeof CHECK_IDS)[number], title: string, run: (context: ConformanceContext) => Promise<Omit<ConformanceCheck, 'id' | 'title'>>]> = [
     ['seed', 'same seed, same initial snapshot; another seed, another', checkSeedDeterminism],
     ['probe', 'two snapshots of an untouched world are equal', checkProbeStability],
     ['catalog', 'the live tools/list is the declared catalog', checkCatalog],
@@ -76,6 +80,7 @@ export async function checkWorldConformance(world: AnyWorld, options: Conformanc
   ];
   const checks: ConformanceCheck[] = [];
   for (const [id, title, run] of steps) {
+    if (options.only && !options.only.includes(id)) continue;
     let outcome: Omit<ConformanceCheck, 'id' | 'title'>;
     try {
       outcome = await run(context);
