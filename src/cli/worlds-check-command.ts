@@ -14,15 +14,24 @@ export function registerWorldsCheck(worlds: Command, streams: Streams, setExit: 
   worlds
     .command('check')
     .description(
-      'Run the world conformance suite: the checks every world, scripted or server, must pass before its episodes can be trusted. ' +
-        'seed: the same seed gives the same initial snapshot bytes, another seed other bytes; ' +
-        'probe: two snapshots of an untouched world are equal (also after a tools/list); ' +
-        'catalog: the live tools/list is the declared catalog (names, descriptions, schemas, annotations); ' +
-        'sandbox (server worlds): calls with path-like arguments (and SQL) aimed outside the sandbox change and read nothing outside it; ' +
-        'cleanup (server worlds): after dispose no process of the child’s group and no sandbox directory remain; ' +
-        'faults: every fault kind of the catalog fires in front of the world, is recorded and shows to the client; ' +
-        'replay: one episode of a lane on this world, played by the scripted policy, replays to a verified record. ' +
-        'A check that cannot apply to the world is skipped, with the reason. Exit 1 when any check fails, 2 for an unknown world.',
+      'Run the world conformance suite on one world, or on every registered world: the checks a world, scripted or server, must pass before its episodes can be trusted. ' +
+        'One line per check: ✓ passed, ✗ failed, – skipped (the check cannot apply to this kind of world; the line says why).',
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Checks:',
+        '  seed      the same seed gives the same initial snapshot bytes; another seed gives other bytes',
+        '  probe     two snapshots of an untouched world are equal (also after a tools/list)',
+        '  catalog   the live tools/list is the declared catalog: names, descriptions, schemas, annotations',
+        '  sandbox   server worlds: path-like arguments (and SQL) aimed outside the sandbox change and read nothing outside it',
+        '  cleanup   server worlds: after dispose no process of the child’s group and no sandbox directory remain',
+        '  faults    every fault kind fires in front of the world, is recorded by the fault layer and shows to the client',
+        '  replay    one episode of a lane on this world, played by the scripted policy, replays to a verified record',
+        '',
+        'Exit status: 0 every check passed or was skipped, 1 a check failed, 2 an unknown world.',
+      ].join('\n'),
     )
     .argument('[world]', 'a world name (default: every registered world)')
     .option('--json', 'print one report per world as JSON: {world, kind, passed, checks: [{id, title, status, detail}]}')

@@ -88,8 +88,38 @@ function insidePath(world: ServerWorld, sandbox: Sandbox): string {
 export async function checkSandboxContainment(context: ConformanceContext): Promise<Outcome> {
   const { world } = context;
   if (!isServerWorld(world)) return { status: 'skip', detail: NO_SANDBOX };
+  // A child of its own works in the sandbox root, so relative climbs start there; a kept child of the pool works elsewhere and is re-pointed.
+  const modes: Array<[label: string, withoutReuse: boolean]> = world.reuse ? [['own child', true], ['kept child', false]] : [['', true]];
+  const failures: string[] = [];
+  const seen: string[] = [];
+  for (const [label, withoutReuse] of modes) {
+    const aimed = await aimOutside(context, world, withoutReuse);
+    const prefix = label ? `${label}: ` : '';
+    if (aimed.calls === 0) return { status: 'pass', detail: `no tool takes a path-like or SQL argument, so no call could be aimed outside (${world.tools.length} tools)` };
+    const tally = `${prefix}${aimed.calls} calls aimed outside through ${aimed.tools} tools: ${aimed.refused} refused, ${aimed.answered.length} answered`;
+    if (aimed.changed.length > 0) failures.push(`${tally}; outside the sandbox root changed: ${aimed.changed.slice(0, 8).join(', ')}${aimed.answered.length ? `; answered: ${aimed.answered.slice(0, 5).join(', ')}` : ''}`);
+    else if (aimed.leaked.length > 0) failures.push(`${tally}; the decoy file's content outside the sandbox was read back by ${aimed.leaked.slice(0, 5).join(', ')}`);
+    else seen.push(`${tally}${aimed.answered.length ? ` (${aimed.answered.slice(0, 2).join(', ')}${aimed.answered.length > 2 ? ', …' : ''})` : ''}`);
+  }
+  if (failures.length > 0) return { status: 'fail', detail: failures.join('; ') };
+  return { status: 'pass', detail: `${seen.join('; ')}; nothing outside the sandbox root changed or was read` };
+}
+
+interface Aimed {
+  calls: number;
+  tools: number;
+  refused: number;
+  /** The calls answered without an error (a refusal may still be text in a clean result). */
+  answered: string[];
+  /** The calls whose answer carried the decoy file's content. */
+  leaked: string[];
+  /** What changed outside the sandbox root, as +name size / -name size. */
+  changed: string[];
+}
+
+async function aimOutside(context: ConformanceContext, world: ServerWorld, withoutReuse: boolean): Promise<Aimed> {
   const sandboxes: Sandbox[] = [];
-  const session = await openSeeded(context, 0, {}, watching(world, sandboxes));
+  const session = await openSeeded(context, 0, {}, watching(world, sandboxes, withoutReuse));
   const sandbox = sandboxes[0]!;
   // Next to the sandbox's private directory, where a climb out of it or an absolute path would land.
   const decoy = await mkdtemp(join(dirname(sandbox.base), 'episode-factory-conformance-decoy-'));
@@ -99,23 +129,20 @@ export async function checkSandboxContainment(context: ConformanceContext): Prom
   try {
     const before = { holder: tree(sandbox.base, sandbox.root), decoy: tree(decoy), stray: existsSync(stray) };
     const hints = { insidePath: insidePath(world, sandbox) };
+    const aimed: Aimed = { calls: 0, tools: 0, refused: 0, answered: [], leaked: [], changed: [] };
+    const tools = new Set<string>();
     let connection: Connection = await session.connect({});
-    let calls = 0;
-    const aimedTools = new Set<string>();
-    let refused = 0;
-    const answered: string[] = [];
-    const leaked: string[] = [];
     try {
       for (const tool of world.tools) {
         for (const property of aimedProperties(tool)) {
           for (const value of aimedValues(property, world, decoy)) {
             const args: JsonObject = { ...exampleObject(tool.inputSchema, hints), [property.name]: property.list ? [value] : value };
             const outcome = await callTool(connection, tool.name, args, 10_000);
-            calls++;
-            aimedTools.add(tool.name);
-            if (outcome.ok) answered.push(`${tool.name}(${property.name}: ${value})`);
-            else refused++;
-            if (outcome.text.includes(secret)) leaked.push(`${tool.name}(${property.name}: ${value})`);
+            aimed.calls++;
+            tools.add(tool.name);
+            if (outcome.ok) aimed.answered.push(`${tool.name}(${property.name}: ${value})`);
+            else aimed.refused++;
+            if (outcome.text.includes(secret)) aimed.leaked.push(`${tool.name}(${property.name}: ${value})`);
             // A server that died of a call is a fault of its own; the check goes on with a fresh connection.
             if (outcome.error && /closed|not connected/i.test(outcome.error)) {
               await connection.close().catch(() => undefined);
@@ -127,17 +154,14 @@ export async function checkSandboxContainment(context: ConformanceContext): Prom
     } finally {
       await connection.close();
     }
-    if (calls === 0) return { status: 'pass', detail: `no tool takes a path-like or SQL argument, so no call could be aimed outside (${world.tools.length} tools)` };
+    aimed.tools = tools.size;
     const after = { holder: tree(sandbox.base, sandbox.root), decoy: tree(decoy), stray: existsSync(stray) };
-    const changed = [
+    aimed.changed = [
       ...changes(before.holder, after.holder).map((entry) => `sandbox holder ${entry}`),
       ...changes(before.decoy, after.decoy).map((entry) => `decoy ${entry}`),
       ...(after.stray && !before.stray ? [`${stray} was created`] : []),
     ];
-    const tally = `${calls} calls aimed outside through ${aimedTools.size} tools: ${refused} refused, ${answered.length} answered`;
-    if (changed.length > 0) return { status: 'fail', detail: `${tally}; outside the sandbox root changed: ${changed.slice(0, 8).join(', ')}${answered.length ? `; answered: ${answered.slice(0, 5).join(', ')}` : ''}` };
-    if (leaked.length > 0) return { status: 'fail', detail: `${tally}; the decoy file's content outside the sandbox was read back by ${leaked.slice(0, 5).join(', ')}` };
-    return { status: 'pass', detail: `${tally}${answered.length ? ` (${answered.slice(0, 3).join(', ')}${answered.length > 3 ? ', …' : ''})` : ''}; nothing outside the sandbox root changed or was read` };
+    return aimed;
   } finally {
     await session.dispose();
     await rm(decoy, { recursive: true, force: true });
