@@ -5,7 +5,7 @@
 
 import type { Command } from 'commander';
 import { checkWorldConformance, loadableLanes, type ConformanceCheck, type ConformanceReport } from '../verify/world-conformance.js';
-import { getWorld, worldNames } from '../world/world-registry.js';
+import { getWorld, loadWorldFile, worldNames } from '../world/world-registry.js';
 import { type Streams, writeJson } from './output.js';
 
 const MARK: Record<ConformanceCheck['status'], string> = { pass: '✓', fail: '✗', skip: '–' };
@@ -30,13 +30,13 @@ export function registerWorldsCheck(worlds: Command, streams: Streams, setExit: 
         '  faults    every fault kind fires in front of the world, is recorded by the fault layer and shows to the client',
         '  replay    one episode of a lane on this world, played by the scripted policy, replays to a verified record',
         '',
-        'Exit status: 0 every check passed or was skipped, 1 a check failed, 2 an unknown world.',
+        'Exit status: 0 every check passed or was skipped, 1 a check failed, 2 an unknown world or a definition file with problems (each named by its JSON pointer).',
       ].join('\n'),
     )
-    .argument('[world]', 'a world name (default: every registered world)')
+    .argument('[world]', 'a world name, or a definition file (worlds/<name>.json) (default: every world)')
     .option('--json', 'print one report per world as JSON: {world, kind, passed, checks: [{id, title, status, detail}]}')
     .action(async (name: string | undefined, flags: { json?: boolean }) => {
-      const worlds = name === undefined ? worldNames().map(getWorld) : [getWorld(name)];
+      const worlds = name === undefined ? worldNames().map(getWorld) : [name.endsWith('.json') || name.includes('/') ? loadWorldFile(name) : getWorld(name)];
       const lanes = loadableLanes();
       const reports: ConformanceReport[] = [];
       for (const world of worlds) {

@@ -28,9 +28,9 @@ function watching(world: ServerWorld, sandboxes: Sandbox[], withoutReuse = false
   return {
     ...rest,
     ...(reuse && !withoutReuse ? { reuse } : {}),
-    populate: (sandbox, random, config) => {
+    populate: (sandbox, random, config, context) => {
       sandboxes.push(sandbox);
-      return world.populate(sandbox, random, config);
+      return world.populate(sandbox, random, config, context);
     },
   };
 }
