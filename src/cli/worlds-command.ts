@@ -10,6 +10,7 @@ import { toMcpTool } from '../world/mcp-server-binding.js';
 import { type AnyWorld, isServerWorld } from '../world/server-world.js';
 import { definitionFiles, getWorld, worldNames } from '../world/world-registry.js';
 import { type Streams, writeJson } from './output.js';
+import { registerWorldsInit } from './worlds-init-command.js';
 
 interface WorldRow {
   name: string;
@@ -64,7 +65,7 @@ export function worldRows(): WorldRow[] {
 }
 
 export function registerWorlds(program: Command, streams: Streams): void {
-  const worlds = program.command('worlds').summary('list the tool worlds, or show one').description('The tool worlds the factory can serve: each a real MCP server built deterministically from a seed.');
+  const worlds = program.command('worlds').summary('list the tool worlds, show one, or write one for an MCP server package').description('The tool worlds the factory can serve: each a real MCP server built deterministically from a seed.');
 
   worlds
     .command('list')
@@ -113,4 +114,6 @@ export function registerWorlds(program: Command, streams: Streams): void {
       }
       streams.stdout.write(out.join('\n') + '\n');
     });
+
+  registerWorldsInit(worlds, streams);
 }
