@@ -2,7 +2,9 @@
 // (worlds/<name>.json): each loads and is the world the registry serves under
 // its name (its module's, with the kept-child reuse only code gives), the
 // bare file run without the registry's code reaches the same seeded generator
-// and probe through its escape-hatch modules, and a sandbox-path rule that
+// and probe through its escape-hatch modules, loaded by path from the
+// factory's own file it is that same world (a copy elsewhere is refused), and
+// a sandbox-path rule that
 // declares path arguments resolves them as the model means them without a
 // guard, while a plain one leaves them as sent.
 
@@ -21,7 +23,7 @@ import { memoryServerWorld } from '../../../../src/world/servers/memory/memory-w
 import { createSandbox, removeSandbox, type Sandbox } from '../../../../src/world/servers/sandbox.js';
 import { sqliteServerWorld } from '../../../../src/world/servers/sqlite/sqlite-world.js';
 import type { ServerWorld } from '../../../../src/world/server-world.js';
-import { definitionFiles, getServerWorld } from '../../../../src/world/world-registry.js';
+import { definitionFiles, getServerWorld, loadWorldFile } from '../../../../src/world/world-registry.js';
 
 const PINNED = '2026-12-01T00:00:00Z';
 const sandboxes: Sandbox[] = [];
@@ -57,6 +59,18 @@ describe('the built-in server worlds as definition files', () => {
     assert.equal(typeof memoryServerWorld.reuse?.repoint, 'function');
     assert.equal(sqliteServerWorld.reuse, undefined);
     assert.deepEqual(sqliteServerWorld.guards?.map((guard) => guard.id), ['sql-no-other-files']);
+  });
+
+  it('load by path as the registered world from the factory\'s own file, and are refused as a copy elsewhere', () => {
+    for (const world of worlds) assert.equal(loadWorldFile(join(PACKAGE_ROOT, 'worlds', `${world.name}.json`)), world);
+    const directory = mkdtempSync(join(tmpdir(), 'built-in-definitions-test-'));
+    scratch.push(directory);
+    for (const file of ['memory-server.json', 'memory-server.catalog.json']) copyFileSync(join(PACKAGE_ROOT, 'worlds', file), join(directory, file));
+    const definition = JSON.parse(readFileSync(join(directory, 'memory-server.json'), 'utf8'));
+    definition.seed.module = definition.probe.module = join(PACKAGE_ROOT, 'src/world/servers/memory/memory-world.ts');
+    writeFileSync(join(directory, 'memory-server.json'), JSON.stringify(definition));
+    assert.throws(() => loadWorldFile(join(directory, 'memory-server.json')), (error: unknown) => error instanceof FactoryError && error.code === 'definition_invalid' && /built-in world/.test(error.message));
+    assert.equal(getServerWorld('memory-server'), memoryServerWorld);
   });
 
   it('list one sandbox-path rule each, whether declared by name or with path arguments', async () => {
