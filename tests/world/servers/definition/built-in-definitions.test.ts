@@ -4,9 +4,8 @@
 // bare file run without the registry's code reaches the same seeded generator
 // and probe through its escape-hatch modules, loaded by path from the
 // factory's own file it is that same world (a copy elsewhere is refused), and
-// a sandbox-path rule that
-// declares path arguments resolves them as the model means them without a
-// guard, while a plain one leaves them as sent.
+// a sandbox-path rule that declares path arguments resolves them as the model
+// means them without a guard, while a plain one leaves them as sent.
 
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
