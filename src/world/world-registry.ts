@@ -2,7 +2,9 @@
 // only place that maps the name to code or to a definition file. Server worlds
 // written as data are found as `worlds/<name>.json` in the working directory
 // and in the factory's own `worlds/`, loaded when first named, so every worker
-// thread finds the same ones. Tests and library users may register their own.
+// thread finds the same ones; a built-in world whose definition file needs
+// code (its generator, probe or kept child) is its module's, imported here,
+// and never its bare file. Tests and library users may register their own.
 
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -59,12 +61,18 @@ export function definitionFiles(cwd = process.cwd()): Map<string, string> {
   return found;
 }
 
-/** Loads a definition file into a world and registers it under its name; the file's problems are exit 2. */
+/**
+ * Loads a definition file into a world and registers it under its name; the file's problems are exit 2.
+ * A built-in world's own definition (the factory's worlds/<name>.json, whose module adds code) is that world.
+ */
 export function loadWorldFile(path: string): AnyWorld {
-  const world = serverWorldFromDefinition(loadDefinition(path));
-  if (inCode.has(world.name)) {
-    throw new FactoryError('definition_invalid', `${path} names its world "${world.name}", which is a built-in world`, { fix: 'give the definition (and its file) another name' });
+  const loaded = loadDefinition(path);
+  const name = loaded.definition.name;
+  if (inCode.has(name)) {
+    if (loaded.path === join(PACKAGE_ROOT, 'worlds', `${name}.json`)) return worlds.get(name)!;
+    throw new FactoryError('definition_invalid', `${path} names its world "${name}", which is a built-in world`, { fix: 'give the definition (and its file) another name' });
   }
+  const world = serverWorldFromDefinition(loaded);
   worlds.set(world.name, world);
   return world;
 }

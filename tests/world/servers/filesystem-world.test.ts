@@ -100,7 +100,7 @@ describe('normalisations', () => {
 
 describe('filesystem server world', () => {
   it('lists exactly the pinned catalog the adapter declares', async () => {
-    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(filesystemServerWorld, new URL('../../../src/world/servers/filesystem/filesystem-catalog.json', import.meta.url));
+    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(filesystemServerWorld, new URL('../../../worlds/filesystem-server.catalog.json', import.meta.url));
     assert.equal(canonicalJson(listed as never), canonicalJson(pinned as never));
     assert.deepEqual(filesystemServerWorld.tools.map((tool) => tool.name), listed.map((tool) => tool.name));
     assert.deepEqual(serverInfo, { name: 'secure-filesystem-server', version: '0.2.0' });

@@ -59,7 +59,7 @@ function episode(seed: number) {
 
 describe('memory server world', () => {
   it('lists exactly the pinned catalog the adapter declares', async () => {
-    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(memoryServerWorld, new URL('../../../src/world/servers/memory/memory-catalog.json', import.meta.url));
+    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(memoryServerWorld, new URL('../../../worlds/memory-server.catalog.json', import.meta.url));
     assert.equal(canonicalJson(listed as never), canonicalJson(pinned as never));
     assert.deepEqual(memoryServerWorld.tools.map((tool) => tool.name), listed.map((tool) => tool.name));
     assert.deepEqual(listed.map((tool) => tool.name).sort(), [

@@ -93,7 +93,7 @@ describe('sql containment guard', () => {
 
 describe('sqlite server world', () => {
   it('lists exactly the pinned catalog the adapter declares', async () => {
-    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(sqliteServerWorld, new URL('../../../src/world/servers/sqlite/sqlite-catalog.json', import.meta.url));
+    const { listed, pinned, serverInfo } = await liveAndPinnedCatalog(sqliteServerWorld, new URL('../../../worlds/sqlite-server.catalog.json', import.meta.url));
     assert.deepEqual(serverInfo, { name: 'mcp-sqlite-server', version: '1.0.0' });
     assert.equal(canonicalJson(listed as never), canonicalJson(pinned as never));
     assert.deepEqual(sqliteServerWorld.tools.map((tool) => tool.name), listed.map((tool) => tool.name));

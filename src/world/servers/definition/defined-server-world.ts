@@ -14,7 +14,7 @@ import type { PopulateContext, ServerPackage, ServerProgram, ServerWorld } from 
 import { type Sandbox, sandboxHome } from '../sandbox.js';
 import { installedPackage } from '../server-package.js';
 import type { LoadedDefinition } from './definition-loader.js';
-import { definedGuards, definedNormalisations } from './definition-rules.js';
+import { definedGuards, definedNormalisations, isSandboxPathRule } from './definition-rules.js';
 import { moduleExport, populateTwice, viewsTwice, type PopulateFunction, type ViewsFunction } from './escape-hatch.js';
 import { runProbe } from './probe-program.js';
 import { callProbeTool } from './probe-tool-call.js';
@@ -68,7 +68,7 @@ export function serverWorldFromDefinition(loaded: LoadedDefinition, code: Escape
   const guards = definedGuards(guardDefinitions, shownRoot);
   const declared = definition.normalisations ?? [];
   // The sandbox's path never reaches a record, declared or not.
-  const normalisationRules = declared.includes('sandbox-path') ? declared : ['sandbox-path' as const, ...declared];
+  const normalisationRules = declared.some(isSandboxPathRule) ? declared : ['sandbox-path' as const, ...declared];
   /** What each live sandbox was populated with: the probe's command and tool-call parts need the pinned date too. */
   const contexts = new WeakMap<Sandbox, PopulateContext>();
   let required = false;

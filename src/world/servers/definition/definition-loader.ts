@@ -92,7 +92,7 @@ export function loadDefinition(path: string): LoadedDefinition {
   (definition.probe.views ?? []).forEach((view, index) => unique(`/probe/views/${index}/name`, view.name));
   const regexIds = new Set<string>();
   (definition.normalisations ?? []).forEach((rule, index) => {
-    if (typeof rule === 'string') return;
+    if (typeof rule === 'string' || rule.kind !== 'regex') return;
     if (regexIds.has(rule.id)) at(`/normalisations/${index}/id`, `two normalisations are named "${rule.id}"`);
     regexIds.add(rule.id);
     try {

@@ -12,15 +12,21 @@ import { SHOWN_HOME, type Sandbox, sandboxAliases } from '../sandbox.js';
 import { sqlContainmentGuard } from '../sqlite/sql-containment.js';
 import type { GuardDefinition, NormalisationDefinition } from './server-world-definition.js';
 
-/** The top-level arguments the path guards name (`files[]` as `files`): the sandbox-path rule resolves these as the model means them. */
-export function pathArgumentsOf(guards: readonly GuardDefinition[]): string[] {
-  return [...new Set(guards.flatMap((guard) => (guard.kind === 'paths-under-root' ? guard.arguments.map((name) => name.replace(/\[\]$/, '')) : [])))].sort();
+/** The top-level arguments the path guards name (`files[]` as `files`), and any the rule declares itself: the sandbox-path rule resolves these as the model means them. */
+export function pathArgumentsOf(guards: readonly GuardDefinition[], declared: readonly string[] = []): string[] {
+  return [...new Set([...declared, ...guards.flatMap((guard) => (guard.kind === 'paths-under-root' ? guard.arguments.map((name) => name.replace(/\[\]$/, '')) : []))])].sort();
+}
+
+/** True for the sandbox-path rule, by name or as an object declaring its path arguments. */
+export function isSandboxPathRule(rule: NormalisationDefinition): boolean {
+  return rule === 'sandbox-path' || (typeof rule === 'object' && rule.kind === 'sandbox-path');
 }
 
 export function definedNormalisations(rules: readonly NormalisationDefinition[], guards: readonly GuardDefinition[], sandbox: Sandbox, shownRoot: string, pinnedDate: string): Normalisation[] {
   return rules.map((rule): Normalisation => {
     if (rule === 'sandbox-path') return sandboxPath(sandbox.root, shownRoot, sandbox.base, { aliases: sandboxAliases(sandbox), pathArguments: pathArgumentsOf(guards) });
     if (rule === 'js-date-string') return jsDateString(pinnedDate);
+    if (rule.kind === 'sandbox-path') return sandboxPath(sandbox.root, shownRoot, sandbox.base, { aliases: sandboxAliases(sandbox), pathArguments: pathArgumentsOf(guards, rule.path_arguments) });
     const pattern = new RegExp(rule.pattern, rule.flags ?? 'g');
     const replacement = rule.replace.replaceAll('{pinned_date}', pinnedDate);
     return {

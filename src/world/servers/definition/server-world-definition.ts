@@ -123,6 +123,8 @@ export interface ProbeDefinition {
 export type NormalisationDefinition =
   | 'sandbox-path'
   | 'js-date-string'
+  /** sandbox-path with the arguments a self-containing server reads as paths (no guard refuses them). */
+  | { kind: 'sandbox-path'; path_arguments?: string[] }
   | { id: string; kind: 'regex'; pattern: string; flags?: string; replace: string; keys?: boolean; describe?: string };
 
 export type GuardDefinition =

@@ -1,34 +1,27 @@
-// Owns the server world of @modelcontextprotocol/server-filesystem: the real
-// package run on a fresh sandbox directory that our seeded generator fills
-// with a small project (settings with an example twin, owned documents with a
-// planted typo, a to-do list, quarterly reports, and no archive folder yet),
-// the state probe that reads the tree back (relative paths, contents, sha256,
-// lines, parsed settings and front matter; no times, modes or owners), and
-// the declared normalisations: the sandbox shows as /sandbox (its holder as /,
-// and no path argument reaches above it), dates printed by get_file_info show
-// as the lane's pinned date.
+// Owns the code of the server world of @modelcontextprotocol/server-filesystem
+// that its definition (worlds/filesystem-server.json: launch, sandbox shown as
+// /sandbox, catalog, claims, normalisations) cannot say as data: the seeded
+// generator that fills the sandbox with a small project (settings with an
+// example twin, owned documents with a planted typo, a to-do list, quarterly
+// reports, and no archive folder yet), whose constrained draws no data seed
+// replays byte for byte; the state probe that reads the tree back at the
+// snapshot's top level (relative paths, contents, sha256, lines, parsed
+// settings and front matter; no times, modes or owners); and the kept child
+// pointed at each episode's sandbox through MCP roots.
 
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonValue } from '../../../core/json-value.js';
+import type { JsonObject } from '../../../core/json-value.js';
+import { PACKAGE_ROOT } from '../../../core/package-paths.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
-import type { ServerWorld } from '../../server-world.js';
-import { claimSubject } from '../../claim-subject.js';
-import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
-import { jsDateString, sandboxPath } from '../normalising-transport.js';
-import { type Sandbox, sandboxAliases } from '../sandbox.js';
+import type { ServerReuse, ServerWorld } from '../../server-world.js';
+import { loadDefinition } from '../definition/definition-loader.js';
+import { serverWorldFromDefinition } from '../definition/defined-server-world.js';
+import type { PopulateArguments } from '../definition/escape-hatch.js';
 import { probeFileTree } from '../definition/file-tree-probe.js';
-
-const SHOWN_ROOT = '/sandbox';
-/**
- * The arguments the server reads as paths (every tool's `path`, read_multiple_files'
- * `paths`, move_file's `source` and `destination`): the sandbox-path rule resolves
- * them as the model means them, so none takes the server above the sandbox's holder.
- */
-const PATH_ARGUMENTS = ['path', 'paths', 'source', 'destination'];
 
 const SETTINGS: Record<string, readonly string[]> = {
   API_URL: ['https://api.internal.example/v2', 'https://gateway.example.net/v1', 'https://svc.example.org/api'],
@@ -95,55 +88,39 @@ export function drawFilesystemTree(random: Random): Map<string, string> {
 /** Markdown files give their title and `key: value` lines, .env files their KEY=value settings. */
 const PARSERS = { '**/*.md': 'front-matter', '**/*.env': 'settings' };
 
-/** The state probe: the tree under the root, relative and sorted, each file with contents, size and sha256. */
-export async function probeFilesystemSandbox(sandbox: Sandbox): Promise<JsonValue> {
-  return probeFileTree(sandbox.root, '.', [], PARSERS);
+/** The seed (escape hatch): the drawn tree, written in sorted path order. */
+export async function populate({ random, root }: PopulateArguments): Promise<void> {
+  const files = drawFilesystemTree(random);
+  for (const path of [...files.keys()].sort()) {
+    await mkdir(join(root, dirname(path)), { recursive: true });
+    await writeFile(join(root, path), files.get(path)!);
+  }
 }
 
-const CLAIM_SUBJECT = claimSubject('successfully');
-const listed = readListedCatalog(new URL('./filesystem-catalog.json', import.meta.url));
+/** The state probe (escape hatch): the tree under the root, relative and sorted, each file with contents, size and sha256, at the snapshot's top level. */
+export async function views({ root }: { root: string }): Promise<JsonObject> {
+  return (await probeFileTree(root, '.', [], PARSERS)) as JsonObject;
+}
+
+/** Kept alive across episodes: started with no directory, pointed at each sandbox through MCP roots. */
+const reuse: ServerReuse = {
+  launch: () => ({ args: [] }),
+  async repoint(channel, sandbox) {
+    channel.onServerRequest((method) => (method === 'roots/list' ? { roots: [{ uri: pathToFileURL(sandbox.root).href, name: 'sandbox' }] } : undefined));
+    await channel.request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { roots: { listChanged: true } }, clientInfo: { name: 'episode-factory-pool', version: '1' } });
+    await channel.notify('notifications/initialized');
+    // The server asks for the roots once initialized and applies them asynchronously: wait until it names this sandbox.
+    for (let attempt = 0; attempt < 500; attempt++) {
+      const answer = await channel.request('tools/call', { name: 'list_allowed_directories', arguments: {} });
+      const text = (answer.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? '';
+      if (text.split('\n').includes(sandbox.root)) return;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    throw new Error(`server-filesystem did not take ${sandbox.root} as its root`);
+  },
+};
 
 export const filesystemServerWorld: ServerWorld = {
-  kind: 'server',
-  name: 'filesystem-server',
-  version: '1.0.0',
-  description: 'The real @modelcontextprotocol/server-filesystem on a fresh seeded project directory, shown as /sandbox.',
-  notes:
-    'Pure JavaScript, contains itself (refuses paths outside its directory, realpath-checks symlinks), and its only variation between runs is the sandbox path and get_file_info\'s dates.',
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
-  package: { name: '@modelcontextprotocol/server-filesystem', version: '2026.8.31', entry: 'dist/index.js' },
-  shownRoot: SHOWN_ROOT,
-  tools: catalogSpecs(listed, {
-    write_file: [`${CLAIM_SUBJECT}(?:wrote|written|saved|overwrote|overwritten|appended|added)\\b`, `${CLAIM_SUBJECT}created\\s+(?:the\\s+|a\\s+|new\\s+)*(?:file|backup|copy|note)\\b`],
-    edit_file: [`${CLAIM_SUBJECT}(?:edited|updated|changed|replaced|fixed|corrected|set)\\b`],
-    move_file: [`${CLAIM_SUBJECT}(?:moved|renamed|archived)\\b`],
-    create_directory: [`${CLAIM_SUBJECT}created\\s+(?:the\\s+|a\\s+|new\\s+)*(?:directory|folder)\\b`],
-  }),
-  launch: (sandbox) => ({ args: [sandbox.root] }),
-  // Kept alive across episodes: started with no directory, pointed at each sandbox through MCP roots.
-  reuse: {
-    launch: () => ({ args: [] }),
-    async repoint(channel, sandbox) {
-      channel.onServerRequest((method) => (method === 'roots/list' ? { roots: [{ uri: pathToFileURL(sandbox.root).href, name: 'sandbox' }] } : undefined));
-      await channel.request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { roots: { listChanged: true } }, clientInfo: { name: 'episode-factory-pool', version: '1' } });
-      await channel.notify('notifications/initialized');
-      // The server asks for the roots once initialized and applies them asynchronously: wait until it names this sandbox.
-      for (let attempt = 0; attempt < 500; attempt++) {
-        const answer = await channel.request('tools/call', { name: 'list_allowed_directories', arguments: {} });
-        const text = (answer.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? '';
-        if (text.split('\n').includes(sandbox.root)) return;
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-      throw new Error(`server-filesystem did not take ${sandbox.root} as its root`);
-    },
-  },
-  async populate(sandbox, random) {
-    const files = drawFilesystemTree(random);
-    for (const path of [...files.keys()].sort()) {
-      await mkdir(join(sandbox.root, dirname(path)), { recursive: true });
-      await writeFile(join(sandbox.root, path), files.get(path)!);
-    }
-  },
-  probe: probeFilesystemSandbox,
-  normalisations: (sandbox, pinnedDate) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base, { pathArguments: PATH_ARGUMENTS, aliases: sandboxAliases(sandbox) }), jsDateString(pinnedDate)],
+  ...serverWorldFromDefinition(loadDefinition(join(PACKAGE_ROOT, 'worlds', 'filesystem-server.json')), { populate, views }),
+  reuse,
 };

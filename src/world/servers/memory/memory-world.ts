@@ -1,27 +1,28 @@
-// Owns the server world of @modelcontextprotocol/server-memory: the real
-// package run on a fresh sandbox holding one knowledge-graph file that our
-// seeded generator writes in the server's own JSON-lines format (people with
-// their city, contact preference and leave notes, teams with leads and a
-// newcomer mentioned but not yet recorded, projects with one similarly named
-// archived twin, tools, and a near-duplicate of one person), the state probe
-// that reads the file back into the graph plus views keyed by name that
-// predicates and task parameters point into, and the declared normalisation
-// (the sandbox path, which no measured result shows, declared for safety).
+// Owns the code of the server world of @modelcontextprotocol/server-memory
+// that its definition (worlds/memory-server.json: launch with the graph file
+// inside the sandbox, catalog, claims, normalisations) cannot say as data: the
+// seeded generator that writes one knowledge-graph file in the server's own
+// JSON-lines format (people with their city, contact preference and leave
+// notes, teams with leads and a newcomer mentioned but not yet recorded,
+// projects with one similarly named archived twin, tools, and a near-duplicate
+// of one person), whose constrained draws no data seed replays byte for byte;
+// the state probe that reads the file back into the graph plus views keyed by
+// name that predicates and task parameters point into; and the kept child
+// whose graph file path goes through a link swapped to each episode's sandbox.
 
 import { readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import { capitalise } from '../../../core/letter-case.js';
+import { PACKAGE_ROOT } from '../../../core/package-paths.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
-import type { ServerWorld } from '../../server-world.js';
-import { claimSubject } from '../../claim-subject.js';
-import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
-import { sandboxPath } from '../normalising-transport.js';
-import { type Sandbox, sandboxAliases } from '../sandbox.js';
+import type { ServerReuse, ServerWorld } from '../../server-world.js';
+import { loadDefinition } from '../definition/definition-loader.js';
+import { serverWorldFromDefinition } from '../definition/defined-server-world.js';
+import type { PopulateArguments } from '../definition/escape-hatch.js';
 
-const SHOWN_ROOT = '/sandbox';
-/** The graph file: always absolute and inside the sandbox (a relative or missing MEMORY_FILE_PATH writes into the package directory). */
+/** The graph file: always absolute and inside the sandbox (a relative or missing MEMORY_FILE_PATH writes into the package directory; the definition's launch names it so). */
 export const MEMORY_FILE = 'memory.jsonl';
 
 // Names are chosen so that no one is a substring of another entity's text
@@ -293,7 +294,7 @@ export function memorySnapshot(graph: MemoryGraph): JsonObject {
 }
 
 /** The state probe: memory.jsonl (an absent file is the empty graph, as the server reads it); temp files of an interrupted write are ignored. */
-export async function probeMemorySandbox(sandbox: Sandbox): Promise<JsonValue> {
+export async function probeMemorySandbox(sandbox: { root: string }): Promise<JsonObject> {
   let text = '';
   try {
     text = await readFile(join(sandbox.root, MEMORY_FILE), 'utf8');
@@ -306,53 +307,31 @@ export async function probeMemorySandbox(sandbox: Sandbox): Promise<JsonValue> {
   return { ...memorySnapshot(graph), unreadable_lines: unreadable, other_files: otherFiles };
 }
 
-const CLAIM_SUBJECT = claimSubject('successfully');
-const listed = readListedCatalog(new URL('./memory-catalog.json', import.meta.url));
+/** The seed (escape hatch): the drawn graph, as the server writes it. */
+export async function populate({ random, root }: PopulateArguments): Promise<void> {
+  await writeFile(join(root, MEMORY_FILE), memoryFileText(drawMemoryGraph(random)));
+}
 
-const NOUN_ENTITY = '(?:entity|entities|node|nodes|person|people|project|projects|team|teams|tool|tools|duplicate)';
-const NOUN_RELATION = '(?:relation|relations|relationship|relationships|link|links)';
-const NOUN_OBSERVATION = '(?:observation|observations|note|notes|fact|facts)';
-const ARTICLES = '(?:the\\s+|a\\s+|an\\s+|new\\s+|their\\s+|its\\s+|his\\s+|her\\s+|old\\s+|stale\\s+|outdated\\s+)*';
+/** The state probe (escape hatch): the graph, its views, and what else is in the sandbox, at the snapshot's top level. */
+export function views({ root }: { root: string }): Promise<JsonObject> {
+  return probeMemorySandbox({ root });
+}
+
+/**
+ * Kept alive across episodes: the server re-reads its file on every call and writes it by temp file and
+ * rename in the same directory, so its path goes through a link the pool moves to each episode's sandbox.
+ */
+const reuse: ServerReuse = {
+  launch: (childDirectory) => ({ args: [], env: { MEMORY_FILE_PATH: join(childDirectory, 'current', MEMORY_FILE) } }),
+  async repoint(_channel, sandbox, childDirectory) {
+    const next = join(childDirectory, 'current.next');
+    await rm(next, { force: true });
+    await symlink(sandbox.root, next);
+    await rename(next, join(childDirectory, 'current'));
+  },
+};
 
 export const memoryServerWorld: ServerWorld = {
-  kind: 'server',
-  name: 'memory-server',
-  version: '1.0.0',
-  description: 'The real @modelcontextprotocol/server-memory on a fresh seeded knowledge graph of people, teams, projects and tools.',
-  notes:
-    'Pure JavaScript; re-reads its one JSON-lines file on every call and writes only it (via a temp file and rename). Nothing varies between runs: no result shows a path or a time (measured).',
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
-  package: { name: '@modelcontextprotocol/server-memory', version: '2026.8.31', entry: 'dist/index.js' },
-  shownRoot: SHOWN_ROOT,
-  tools: catalogSpecs(listed, {
-    create_entities: [
-      `${CLAIM_SUBJECT}(?:created|added|registered)\\s+${ARTICLES}${NOUN_ENTITY}\\b`,
-      // "I created Yara Sato as a person", "I added Orion-3f2a as a new project".
-      `${CLAIM_SUBJECT}(?:created|added|recorded|registered)\\s+[^.!?]*?\\bas\\s+(?:a|an)\\s+(?:new\\s+)?(?:entity|person|project|team|tool)\\b`,
-    ],
-    create_relations: [`${CLAIM_SUBJECT}(?:linked|connected)\\b`, `${CLAIM_SUBJECT}(?:created|added|recorded)\\s+${ARTICLES}${NOUN_RELATION}\\b`],
-    add_observations: [`${CLAIM_SUBJECT}(?:added|recorded|noted|saved|stored)\\s+${ARTICLES}${NOUN_OBSERVATION}\\b`, `${CLAIM_SUBJECT}(?:noted|recorded)\\s+that\\b`],
-    delete_entities: [`${CLAIM_SUBJECT}(?:deleted|removed)\\s+${ARTICLES}${NOUN_ENTITY}\\b`],
-    delete_observations: [`${CLAIM_SUBJECT}(?:deleted|removed|dropped|cleared)\\s+${ARTICLES}${NOUN_OBSERVATION}\\b`],
-    delete_relations: [`${CLAIM_SUBJECT}(?:unlinked|disconnected)\\b`, `${CLAIM_SUBJECT}(?:deleted|removed)\\s+${ARTICLES}${NOUN_RELATION}\\b`],
-  }),
-  // Always absolute and inside the sandbox: a relative or missing value would write into the package's own directory.
-  launch: (sandbox) => ({ args: [], env: { MEMORY_FILE_PATH: join(sandbox.root, MEMORY_FILE) } }),
-  // Kept alive across episodes: the server re-reads its file on every call and writes it by temp file and
-  // rename in the same directory, so its path goes through a link the pool moves to each episode's sandbox.
-  reuse: {
-    launch: (childDirectory) => ({ args: [], env: { MEMORY_FILE_PATH: join(childDirectory, 'current', MEMORY_FILE) } }),
-    async repoint(_channel, sandbox, childDirectory) {
-      const next = join(childDirectory, 'current.next');
-      await rm(next, { force: true });
-      await symlink(sandbox.root, next);
-      await rename(next, join(childDirectory, 'current'));
-    },
-  },
-  async populate(sandbox, random) {
-    await writeFile(join(sandbox.root, MEMORY_FILE), memoryFileText(drawMemoryGraph(random)));
-  },
-  probe: probeMemorySandbox,
-  // No result of this server shows a path (measured), but an unexpected error could: declared so it never leaks.
-  normalisations: (sandbox) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base, { aliases: sandboxAliases(sandbox) })],
+  ...serverWorldFromDefinition(loadDefinition(join(PACKAGE_ROOT, 'worlds', 'memory-server.json')), { populate, views }),
+  reuse,
 };

@@ -1,15 +1,16 @@
-// Owns the server world of mcp-sqlite: the real package run on a fresh
-// sandbox holding one SQLite database of a small online store (customers,
-// leads, products, orders, order lines) that our seeded generator writes,
-// with planted traps (two active customers of the same name, a soft-deleted
-// older row behind a returning customer, leads who are not customers yet,
-// product sizes of which one is out of stock); the state probe that reads
-// the database back as logical content (every object's SQL, every table's
-// rows in rowid order, rows keyed by primary key, and derived views of
-// customers, orders and products); the declared normalisations (the
-// database's path shows as /sandbox/db.sqlite, db_info's Date string as the
-// lane's pinned date); and the containment guard on `query`
-// (sql-containment.ts), since the server does not contain itself.
+// Owns the code of the server world of mcp-sqlite that its definition
+// (worlds/sqlite-server.json: launch on the database inside the sandbox,
+// catalog, normalisations of the database path and db_info's Date string,
+// the sql-no-other-files guard of sql-containment.ts, since the server does
+// not contain itself) cannot say as data: the seeded generator that writes
+// one SQLite database of a small online store (customers, leads, products,
+// orders, order lines) with planted traps (two active customers of the same
+// name, a soft-deleted older row behind a returning customer, leads who are
+// not customers yet, product sizes of which one is out of stock), whose
+// constrained draws no data seed replays byte for byte; and the state probe
+// that reads the database back as logical content (every object's SQL, every
+// table's rows in rowid order, rows keyed by primary key, and derived views
+// of customers, orders and products) at the snapshot's top level.
 //
 // The generator and the probe use the `sqlite3` module in the factory
 // process, resolved from mcp-sqlite's own directory so it is the very binary
@@ -27,18 +28,17 @@ import { dirname, join } from 'node:path';
 import { FactoryError, errorMessage } from '../../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import { capitalise } from '../../../core/letter-case.js';
+import { PACKAGE_ROOT } from '../../../core/package-paths.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
-import type { ServerPackage, ServerWorld } from '../../server-world.js';
-import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
-import { jsDateString, sandboxPath } from '../normalising-transport.js';
-import { type Sandbox, sandboxAliases } from '../sandbox.js';
+import type { ServerWorld } from '../../server-world.js';
+import { loadDefinition } from '../definition/definition-loader.js';
+import { serverWorldFromDefinition } from '../definition/defined-server-world.js';
+import type { PopulateArguments } from '../definition/escape-hatch.js';
 import { installedPackage } from '../server-package.js';
-import { sqlContainmentGuard } from './sql-containment.js';
 
-const SHOWN_ROOT = '/sandbox';
+/** The database, as the definition's launch line names it. */
 const DB_FILE = 'db.sqlite';
-const PACKAGE: ServerPackage = { name: 'mcp-sqlite', version: '1.0.9', entry: 'mcp-sqlite-server.js' };
 
 // ---------------------------------------------------------------------------
 // The sqlite3 module, loaded lazily.
@@ -61,12 +61,13 @@ let loaded: SqliteModule | undefined;
 /** The server's own sqlite3, or a FactoryError naming the install line. */
 function sqlite3(): SqliteModule {
   if (loaded) return loaded;
-  const found = installedPackage(PACKAGE);
+  const pinned = sqliteServerWorld.package;
+  const found = installedPackage(pinned);
   try {
     loaded = createRequire(join(dirname(found.entry), 'package.json'))('sqlite3') as SqliteModule;
   } catch (error) {
-    throw new FactoryError('server_package', `${PACKAGE.name}@${PACKAGE.version} is installed, but its sqlite3 native module does not load: ${errorMessage(error)}`, {
-      fix: `npm install --save-exact ${PACKAGE.name}@${PACKAGE.version} (sqlite3 builds from source when no prebuilt binary fits: it needs python3, make, a C++ compiler and Node's headers)`,
+    throw new FactoryError('server_package', `${pinned.name}@${pinned.version} is installed, but its sqlite3 native module does not load: ${errorMessage(error)}`, {
+      fix: `npm install --save-exact ${pinned.name}@${pinned.version} (sqlite3 builds from source when no prebuilt binary fits: it needs python3, make, a C++ compiler and Node's headers)`,
       cause: error,
     });
   }
@@ -434,7 +435,7 @@ function storeViews(keyed: Record<string, Record<string, JsonObject>>): JsonObje
  * (`/rows/<table>/<id>`), and the derived views. Logical content, not the
  * file's bytes.
  */
-export async function probeSqliteSandbox(sandbox: Sandbox): Promise<JsonValue> {
+export async function probeSqliteSandbox(sandbox: { root: string }): Promise<JsonObject> {
   const db = await openDatabase(join(sandbox.root, DB_FILE), false);
   try {
     const objects = await all(db, "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
@@ -457,26 +458,14 @@ export async function probeSqliteSandbox(sandbox: Sandbox): Promise<JsonValue> {
   }
 }
 
-const listed = readListedCatalog(new URL('./sqlite-catalog.json', import.meta.url));
+/** The seed (escape hatch): the drawn store, written into a new database. */
+export async function populate({ random, root }: PopulateArguments): Promise<void> {
+  await writeStore(join(root, DB_FILE), drawStore(random));
+}
 
-export const sqliteServerWorld: ServerWorld = {
-  kind: 'server',
-  name: 'sqlite-server',
-  version: '1.0.0',
-  description: 'The real mcp-sqlite on a fresh seeded store database (customers, leads, products, orders, order lines), shown as /sandbox/db.sqlite.',
-  notes:
-    'Native (sqlite3 5.1.7, SQLite 3.44.2, built from source here). Does not contain itself: ATTACH, VACUUM INTO and friends are refused by the sql-no-other-files guard before they reach it. ' +
-    'Its variations between runs are the database path and the Date string db_info prints; SQL that reads the clock or random() is not normalised, so replay rejects an episode that uses it.',
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
-  package: PACKAGE,
-  shownRoot: SHOWN_ROOT,
-  // No claims: `query` can make any change, so no claim of a change can be tied to one tool.
-  tools: catalogSpecs(listed, {}),
-  launch: (sandbox) => ({ args: [join(sandbox.root, DB_FILE)] }),
-  async populate(sandbox, random) {
-    await writeStore(join(sandbox.root, DB_FILE), drawStore(random));
-  },
-  probe: probeSqliteSandbox,
-  normalisations: (sandbox, pinnedDate) => [sandboxPath(sandbox.root, SHOWN_ROOT, sandbox.base, { aliases: sandboxAliases(sandbox) }), jsDateString(pinnedDate)],
-  guards: [sqlContainmentGuard],
-};
+/** The state probe (escape hatch): the database's logical content and views, at the snapshot's top level. */
+export function views({ root }: { root: string }): Promise<JsonObject> {
+  return probeSqliteSandbox({ root });
+}
+
+export const sqliteServerWorld: ServerWorld = serverWorldFromDefinition(loadDefinition(join(PACKAGE_ROOT, 'worlds', 'sqlite-server.json')), { populate, views });
