@@ -77,6 +77,11 @@ export function loadWorldFile(path: string): AnyWorld {
   return world;
 }
 
+/** Whether the world is written in code here (its definition file, if any, names code as its escape hatch). */
+export function isWorldInCode(name: string): boolean {
+  return inCode.has(name);
+}
+
 export function findWorld(name: string): AnyWorld | undefined {
   const known = worlds.get(name);
   if (known) return known;

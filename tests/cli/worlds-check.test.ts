@@ -59,6 +59,6 @@ describe('worlds check', () => {
     const result = runCli(REPO_ROOT, 'worlds', 'check', 'nowhere');
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
-    assert.match(result.stderr, /unknown world "nowhere" — fix: use one of: calendar, files, filesystem-server/);
+    assert.match(result.stderr, /unknown world "nowhere" — fix: use one of: calendar, excel-workbook, files, filesystem-server/);
   });
 });

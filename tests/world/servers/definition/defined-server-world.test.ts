@@ -20,7 +20,7 @@ import { drawServerSnapshot } from '../../../../src/world/servers/server-session
 import { findWorld, isBuiltInWorld, worldNames } from '../../../../src/world/world-registry.js';
 import { sessionCalls, PINNED } from '../server-world-harness.js';
 
-const CATALOG = readFileSync(new URL('../../../../src/world/servers/filesystem/filesystem-catalog.json', import.meta.url), 'utf8');
+const CATALOG = readFileSync(new URL('../../../../worlds/filesystem-server.catalog.json', import.meta.url), 'utf8');
 
 function definition(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
