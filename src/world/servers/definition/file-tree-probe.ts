@@ -14,6 +14,7 @@ import type { JsonObject } from '../../../core/json-value.js';
 import { fileFormat } from '../formats/file-formats.js';
 import { matchesGlob } from './path-glob.js';
 import { resolveUnderRoot } from './sandbox-relative-path.js';
+import { readYamlFrontMatter } from './yaml-front-matter.js';
 
 export interface FileTree {
   [key: string]: string[] | Record<string, JsonObject>;
@@ -33,8 +34,10 @@ function readSettings(lines: string[]): JsonObject[] {
   });
 }
 
-/** A Markdown title and the `key: value` lines right after it. */
+/** A note's YAML front matter and title; or a Markdown title and the `key: value` lines right after it. */
 function readFrontMatter(lines: string[]): JsonObject | undefined {
+  const yaml = readYamlFrontMatter(lines);
+  if (yaml) return yaml;
   if (!lines[0]?.startsWith('# ')) return undefined;
   const meta: JsonObject = {};
   for (const line of lines.slice(1)) {
