@@ -54,7 +54,8 @@ describe('obsidian-vault world (a definition file)', () => {
     assert.equal(canonicalJson(a.final), canonicalJson(b.final));
     const text = canonicalJson(a.results as never);
     assert.ok(!text.includes(homedir()), 'no real path reaches a result');
-    assert.ok(text.includes('"/vault/.backup/vault-backup-2026-01-15T12:00:00Z'), 'the backup folder shows the pinned time');
+    assert.ok(text.includes('Created backup at: /vault/.backup/vault-backup-2026-01-15T12:00:00Z'), 'the backup folder shows the pinned time');
+    assert.ok(a.results.every((entry) => !('_meta' in entry.result) || (entry.result._meta as { timestamp: string }).timestamp === '2026-01-15T12:00:00Z'));
     assert.ok(text.includes(`Moved note \\"${a.old.path}\\" to trash as \\"${a.old.name.slice(0, -3)}_2026-01-15T12:00:00Z.md\\"`));
     // The path guard answers the escape itself.
     assert.equal(a.results[6]!.result.isError, true);
