@@ -20,14 +20,14 @@ const world = serverWorldFromDefinition(loadDefinition(DEFINITION.pathname));
 
 function episode(seed: number) {
   return sessionCalls(world, seed, (initial) => {
-    const copy = Object.values(initial.archive as Record<string, any>).find((note) => note.meta.replaced_by !== undefined);
-    const old = Object.values(initial.archive as Record<string, any>).find((note) => note.meta.replaced_by === undefined);
+    const copy = Object.values(initial.archive as Record<string, any>).find((note) => note.front_matter.replaced_by !== undefined);
+    const old = Object.values(initial.archive as Record<string, any>).find((note) => note.front_matter.replaced_by === undefined);
     const twin = initial.projects[copy.name];
-    const wip = Object.values(initial.projects as Record<string, any>).find((note) => note.meta.tags.includes('wip'));
+    const wip = Object.values(initial.projects as Record<string, any>).find((note) => note.front_matter.tags.includes('wip'));
     const day = Object.values(initial.daily as Record<string, any>)[0];
     const calls: Call[] = [
       ['read-note', { vault: 'vault', filename: twin.name, folder: 'projects' }],
-      ['search-vault', { vault: 'vault', query: twin.title, path: 'meetings' }],
+      ['search-vault', { vault: 'vault', query: twin.front_matter.project, path: 'meetings' }],
       ['add-tags', { vault: 'vault', files: [twin.path], tags: ['followup'] }],
       ['rename-tag', { vault: 'vault', oldTag: 'wip', newTag: 'ongoing' }],
       ['edit-note', { vault: 'vault', filename: day.name, folder: 'daily', operation: 'append', content: '- [ ] book the train' }],
@@ -60,8 +60,8 @@ describe('obsidian-vault world (a definition file)', () => {
     // The path guard answers the escape itself.
     assert.equal(a.results[6]!.result.isError, true);
     // The server's YAML rewrite reads back: the new tag sorted in, the renamed tag in front matter and inline.
-    assert.deepEqual(a.final.projects[a.twin.name].meta.tags, [...a.twin.meta.tags, 'followup'].sort());
-    assert.ok(a.final.projects[a.wip.name].meta.tags.includes('ongoing') && !a.final.projects[a.wip.name].meta.tags.includes('wip'));
+    assert.deepEqual(a.final.projects[a.twin.name].front_matter.tags, [...a.twin.front_matter.tags, 'followup'].sort());
+    assert.ok(a.final.projects[a.wip.name].front_matter.tags.includes('ongoing') && !a.final.projects[a.wip.name].front_matter.tags.includes('wip'));
     assert.ok(a.final.projects[a.wip.name].text.includes('#ongoing'));
     assert.ok(a.final.daily[a.day.name].text.endsWith('\n\n- [ ] book the train'));
     // The trashed note left the tree; the trash part names where it came from.

@@ -14,7 +14,6 @@ import type { JsonObject } from '../../../core/json-value.js';
 import { fileFormat } from '../formats/file-formats.js';
 import { matchesGlob } from './path-glob.js';
 import { resolveUnderRoot } from './sandbox-relative-path.js';
-import { readYamlFrontMatter } from './yaml-front-matter.js';
 
 export interface FileTree {
   [key: string]: string[] | Record<string, JsonObject>;
@@ -34,10 +33,8 @@ function readSettings(lines: string[]): JsonObject[] {
   });
 }
 
-/** A note's YAML front matter and title; or a Markdown title and the `key: value` lines right after it. */
+/** A Markdown title and the `key: value` lines right after it. */
 function readFrontMatter(lines: string[]): JsonObject | undefined {
-  const yaml = readYamlFrontMatter(lines);
-  if (yaml) return yaml;
   if (!lines[0]?.startsWith('# ')) return undefined;
   const meta: JsonObject = {};
   for (const line of lines.slice(1)) {
@@ -148,7 +145,7 @@ export function describeFile(path: string, dir: string, name: string, content: B
 export async function probeFileTree(root: string, relativeStart: string, exclude: string[], parsers: Record<string, string>): Promise<FileTree> {
   const start = resolveUnderRoot(root, relativeStart, 'file-tree path');
   for (const parser of new Set(Object.values(parsers))) {
-    if (parser !== 'json' && parser !== 'settings' && parser !== 'front-matter') fileFormat(parser);
+    if (parser !== 'json' && !TEXT_PARSERS.has(parser)) fileFormat(parser);
   }
   const tree: FileTree = { dirs: [], files: {}, other: [] };
   async function walk(relativeDirectory: string): Promise<void> {
