@@ -12,6 +12,7 @@ import { type AnyWorld, isServerWorld } from '../world/server-world.js';
 import { definitionFiles, getWorld, worldNames } from '../world/world-registry.js';
 import { type Streams, writeJson } from './output.js';
 import { registerWorldsCheck } from './worlds-check-command.js';
+import { registerWorldsInit } from './worlds-init-command.js';
 
 interface WorldRow {
   name: string;
@@ -66,7 +67,10 @@ export function worldRows(): WorldRow[] {
 }
 
 export function registerWorlds(program: Command, streams: Streams, setExit: (status: number) => void): void {
-  const worlds = program.command('worlds').summary('list the tool worlds, show one, or check them').description('The tool worlds the factory can serve: each a real MCP server built deterministically from a seed.');
+  const worlds = program
+    .command('worlds')
+    .summary('list the tool worlds, show or check one, or write one for an MCP server package')
+    .description('The tool worlds the factory can serve: scripted worlds of our own, and real MCP servers run on seeded sandboxes, built in or defined by a file in worlds/.');
 
   worlds
     .command('list')
@@ -117,4 +121,5 @@ export function registerWorlds(program: Command, streams: Streams, setExit: (sta
     });
 
   registerWorldsCheck(worlds, streams, setExit);
+  registerWorldsInit(worlds, streams);
 }

@@ -164,6 +164,22 @@ describe('a session on a defined world', () => {
   });
 });
 
+describe('a probe that asks the server', () => {
+  test('a tool-call part calls a read-only tool on a child of its own, in the model\'s view of paths', async () => {
+    const base = definition() as { probe: { parts: object[] } };
+    const world = serverWorldFromDefinition(
+      loadDefinition(writeWorld('with-tool-probe', definition({ name: 'with-tool-probe', probe: { parts: [...base.probe.parts, { name: 'listing', kind: 'tool-call', tool: 'list_directory', arguments: { path: '/notes/notes' } }] } }))),
+    );
+    const snapshot = (await drawServerSnapshot(world, substream(3, 'world'), {}, PINNED)) as any;
+    const names = Object.keys(snapshot.tree.files).map((path) => `[FILE] ${path.slice('notes/'.length)}`);
+    assert.equal(snapshot.listing, names.join('\n'));
+    const writing = serverWorldFromDefinition(
+      loadDefinition(writeWorld('with-write-probe', definition({ name: 'with-write-probe', probe: { parts: [{ name: 'oops', kind: 'tool-call', tool: 'write_file', arguments: { path: '/notes/x', content: '' } }] } }))),
+    );
+    await assert.rejects(drawServerSnapshot(writing, substream(3, 'world'), {}, PINNED), /does not mark read-only/);
+  });
+});
+
 describe('the escape hatch', () => {
   test('a deterministic populate module runs after the data and its files are probed', async () => {
     writeFileSync(join(directory, 'worlds', 'extra.mjs'), "import { writeFileSync } from 'node:fs';\nexport function populate({ random, root }) { writeFileSync(root + '/extra.md', '# EXTRA\\nowner: ' + random.pick(['Eve', 'Fay']) + '\\n'); }\nexport function views({ snapshot }) { return { file_count: Object.keys(snapshot.tree.files).length }; }\n");
