@@ -3,7 +3,7 @@
 // fix) and its lockfile integrity hash, which the record's world actor names
 // and replay checks against the installed tree.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { FactoryError } from '../../core/errors.js';
@@ -22,15 +22,31 @@ function installLine(pkg: ServerPackage): string {
   return `npm install --save-exact ${pkg.name}@${pkg.version}`;
 }
 
+/**
+ * The package's package.json where Node would find the package. A package
+ * whose `exports` leave package.json out (obsidian-mcp) cannot be resolved by
+ * that name, so the directories Node searches are looked in directly.
+ */
+function manifestOf(name: string): string | undefined {
+  const require = createRequire(import.meta.url);
+  try {
+    return require.resolve(`${name}/package.json`);
+  } catch {
+    for (const directory of require.resolve.paths(name) ?? []) {
+      const candidate = join(directory, name, 'package.json');
+      if (existsSync(candidate)) return realpathSync(candidate);
+    }
+    return undefined;
+  }
+}
+
 /** The installed package, refusing any version but the pinned one. */
 export function installedPackage(pkg: ServerPackage): InstalledPackage {
   const key = `${pkg.name}@${pkg.version}`;
   const known = installed.get(key);
   if (known) return known;
-  let manifestPath: string;
-  try {
-    manifestPath = createRequire(import.meta.url).resolve(`${pkg.name}/package.json`);
-  } catch {
+  const manifestPath = manifestOf(pkg.name);
+  if (manifestPath === undefined) {
     throw new FactoryError('server_package', `the server world needs ${pkg.name}@${pkg.version}, which is not installed`, { fix: installLine(pkg) });
   }
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { version?: string };

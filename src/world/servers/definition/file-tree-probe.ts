@@ -145,7 +145,7 @@ export function describeFile(path: string, dir: string, name: string, content: B
 export async function probeFileTree(root: string, relativeStart: string, exclude: string[], parsers: Record<string, string>): Promise<FileTree> {
   const start = resolveUnderRoot(root, relativeStart, 'file-tree path');
   for (const parser of new Set(Object.values(parsers))) {
-    if (parser !== 'json' && parser !== 'settings' && parser !== 'front-matter') fileFormat(parser);
+    if (parser !== 'json' && !TEXT_PARSERS.has(parser)) fileFormat(parser);
   }
   const tree: FileTree = { dirs: [], files: {}, other: [] };
   async function walk(relativeDirectory: string): Promise<void> {
