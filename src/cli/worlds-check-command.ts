@@ -5,6 +5,8 @@
 
 import type { Command } from 'commander';
 import { checkWorldConformance, loadableLanes, type ConformanceCheck, type ConformanceReport } from '../verify/world-conformance.js';
+import { isServerWorld } from '../world/server-world.js';
+import { programOf } from '../world/servers/server-session.js';
 import { getWorld, loadWorldFile, worldNames } from '../world/world-registry.js';
 import { type Streams, writeJson } from './output.js';
 
@@ -37,6 +39,8 @@ export function registerWorldsCheck(worlds: Command, streams: Streams, setExit: 
     .option('--json', 'print one report per world as JSON: {world, kind, passed, checks: [{id, title, status, detail}]}')
     .action(async (name: string | undefined, flags: { json?: boolean }) => {
       const worlds = name === undefined ? worldNames().map(getWorld) : [name.endsWith('.json') || name.includes('/') ? loadWorldFile(name) : getWorld(name)];
+      // A world this machine cannot run (its package or a program it needs is missing) is exit 2 with the fix, not a list of failed checks.
+      if (name !== undefined && isServerWorld(worlds[0]!)) programOf(worlds[0]!);
       const lanes = loadableLanes();
       const reports: ConformanceReport[] = [];
       for (const world of worlds) {

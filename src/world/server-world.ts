@@ -68,6 +68,8 @@ export interface ServerWorld {
   readonly sandboxParent?: () => string;
   /** Snapshot pointers (`*` for any one key or index) whose values differ between honest runs: `lanes check` refuses a predicate that pins one. */
   readonly volatile?: readonly string[];
+  /** Throws a FactoryError (exit 2) when this machine cannot run the world: a system program it needs is missing. */
+  preflight?(): void;
   /** How the child starts, where it is not `node <entry>` of the pinned package (a binary inside it, a program on PATH). */
   program?(): ServerProgram;
   /** The state probe: the sandbox as JSON, before normalisation. */

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FactoryError } from '../../core/errors.js';
 import type { ServerPackage } from '../server-world.js';
 
@@ -23,21 +24,28 @@ function installLine(pkg: ServerPackage): string {
 }
 
 /**
- * The package's package.json where Node would find the package. A package
- * whose `exports` leave package.json out (obsidian-mcp) cannot be resolved by
- * that name, so the directories Node searches are looked in directly.
+ * The package's package.json where Node would find the package: from the
+ * working directory first (a user's project that installed its own server),
+ * then from the factory's own. A package whose `exports` leave package.json
+ * out (obsidian-mcp) cannot be resolved by that name, so the directories Node
+ * searches are looked in directly.
  */
-function manifestOf(name: string): string | undefined {
-  const require = createRequire(import.meta.url);
-  try {
-    return require.resolve(`${name}/package.json`);
-  } catch {
-    for (const directory of require.resolve.paths(name) ?? []) {
-      const candidate = join(directory, name, 'package.json');
-      if (existsSync(candidate)) return realpathSync(candidate);
+function manifestsOf(name: string): string[] {
+  const found: string[] = [];
+  for (const base of [join(process.cwd(), 'package.json'), fileURLToPath(import.meta.url)]) {
+    const require = createRequire(base);
+    try {
+      found.push(require.resolve(`${name}/package.json`));
+    } catch {
+      const directory = (require.resolve.paths(name) ?? []).find((candidate) => existsSync(join(candidate, name, 'package.json')));
+      if (directory) found.push(realpathSync(join(directory, name, 'package.json')));
     }
-    return undefined;
   }
+  return [...new Set(found)];
+}
+
+function versionOf(manifestPath: string): string | undefined {
+  return (JSON.parse(readFileSync(manifestPath, 'utf8')) as { version?: string }).version;
 }
 
 /** The installed package, refusing any version but the pinned one. */
@@ -45,13 +53,14 @@ export function installedPackage(pkg: ServerPackage): InstalledPackage {
   const key = `${pkg.name}@${pkg.version}`;
   const known = installed.get(key);
   if (known) return known;
-  const manifestPath = manifestOf(pkg.name);
-  if (manifestPath === undefined) {
+  const manifests = manifestsOf(pkg.name);
+  if (manifests.length === 0) {
     throw new FactoryError('server_package', `the server world needs ${pkg.name}@${pkg.version}, which is not installed`, { fix: installLine(pkg) });
   }
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { version?: string };
-  if (manifest.version !== pkg.version) {
-    throw new FactoryError('server_package', `${pkg.name} is installed at ${manifest.version}, but the world is pinned to ${pkg.version}`, { fix: installLine(pkg) });
+  // The working directory's copy first, the factory's next: the first at the pinned version serves.
+  const manifestPath = manifests.find((path) => versionOf(path) === pkg.version);
+  if (manifestPath === undefined) {
+    throw new FactoryError('server_package', `${pkg.name} is installed at ${manifests.map(versionOf).join(' and ')}, but the world is pinned to ${pkg.version}`, { fix: installLine(pkg) });
   }
   const directory = dirname(manifestPath);
   const found: InstalledPackage = { entry: join(directory, pkg.entry), version: pkg.version, integrity: lockedIntegrity(directory, pkg.name) };

@@ -76,6 +76,7 @@ function sandboxFor(world: ServerWorld): Promise<Sandbox> {
 
 /** How this world's child starts: a test fixture's entry, the world's own program, or `node <entry>` of the pinned package. */
 export function programOf(world: ServerWorld): ServerProgram {
+  world.preflight?.();
   if (world.resolveEntry) return { command: process.execPath, args: [world.resolveEntry()], integrity: 'fixture' };
   if (world.program) return world.program();
   const found = installedPackage(world.package);
@@ -195,6 +196,7 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
 
 /** A seed's initial snapshot alone: the sandbox is filled, probed and removed, and no child is started. */
 export async function drawServerSnapshot(world: ServerWorld, random: Random, config: JsonObject, pinnedDate: string): Promise<JsonValue> {
+  world.preflight?.();
   const sandbox = await sandboxFor(world);
   try {
     await world.populate(sandbox, random, config, { pinnedDate });

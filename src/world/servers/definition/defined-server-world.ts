@@ -115,6 +115,7 @@ export function serverWorldFromDefinition(loaded: LoadedDefinition, code: Escape
     ...(launch.command || launch.package?.binary ? { program } : {}),
     ...(guards.length > 0 ? { guards } : {}),
     ...(definition.probe.volatile?.length ? { volatile: definition.probe.volatile } : {}),
+    preflight: requireBinaries,
     launch(sandbox, context) {
       const at = { root: sandbox.root, home: sandboxHome(sandbox) };
       return {
