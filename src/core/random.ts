@@ -28,6 +28,11 @@ export function substream(seed: number | string, label: string): Random {
   return wrap(() => generator.double());
 }
 
+/** A Random drawing from `source` (uniform in [0, 1)): e.g. a recorded sequence of another's draws, played again. */
+export function randomFrom(source: () => number): Random {
+  return wrap(source);
+}
+
 /** What (n).toString(16) prints for 0..15. */
 const HEX_DIGITS = '0123456789abcdef';
 

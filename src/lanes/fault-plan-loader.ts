@@ -10,7 +10,7 @@ import { InvalidUtf8Error } from '../core/utf8-text.js';
 import { formatPointer } from '../core/json-pointer.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import type { FaultPlan } from '../world/faults/fault-plan.js';
-import { limitReason, readDefinitionFile } from './definition-file.js';
+import { limitReason, readDefinitionFile } from '../core/definition-file.js';
 import { checkFaultPlan } from './lane-checks.js';
 
 export function loadFaultPlan(path: string): FaultPlan {

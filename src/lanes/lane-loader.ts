@@ -16,7 +16,7 @@ import { validateAgainst } from '../records/schema-registry.js';
 import { DEFAULT_LIMITS } from '../runner/limits.js';
 import { EMPTY_PLAN } from '../world/faults/fault-plan.js';
 import { REWRITES_FORMAT, type Lane, type LaneDocument, type RewritesCache } from './lane.js';
-import { limitReason, parseDefinition, readDefinitionFile } from './definition-file.js';
+import { limitReason, parseDefinition, readDefinitionFile } from '../core/definition-file.js';
 import { checkLane } from './lane-checks.js';
 import { applyRewrites } from './phrasing-rewrites.js';
 import { parseSeedRange } from './seed-range.js';

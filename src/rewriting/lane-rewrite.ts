@@ -7,7 +7,7 @@
 import { dirname, join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { substream } from '../core/random.js';
-import { readDefinitionFile } from '../lanes/definition-file.js';
+import { readDefinitionFile } from '../core/definition-file.js';
 import { REWRITES_FORMAT, type Lane, type LaneDocument, type RewritesCache } from '../lanes/lane.js';
 import { checkLane } from '../lanes/lane-checks.js';
 import { loadLane, parseLane } from '../lanes/lane-loader.js';

@@ -14,10 +14,13 @@ export function installedWorldMismatch(worldName: string, actor: Readonly<Record
   const world = findWorld(worldName);
   if (!world || !isServerWorld(world) || world.resolveEntry) return undefined;
   const installed = installedPackage(world.package);
+  // A program found on PATH has no lockfile to hold it to; the record still names it.
+  const integrity = world.program ? world.program().integrity : installed.integrity;
+  if (integrity === 'command') return undefined;
   const here = `${world.package.name}@${installed.version}`;
-  if (actor.package === here && actor.integrity === installed.integrity) return undefined;
+  if (actor.package === here && actor.integrity === integrity) return undefined;
   return (
-    `served by ${actor.package} (integrity ${String(actor.integrity)}), but this machine has ${here} (integrity ${installed.integrity}); ` +
+    `served by ${actor.package} (integrity ${String(actor.integrity)}), but this machine has ${here} (integrity ${integrity}); ` +
     'replay it with the package that served it (check out that release and run npm ci)'
   );
 }

@@ -17,8 +17,22 @@ export interface ServerPackage {
   name: string;
   /** Exactly pinned in package.json; any other installed version is refused. */
   version: string;
-  /** The server's entry file inside the package, run with this Node. */
+  /** The server's entry file inside the package, run with this Node (a world whose `program` starts it otherwise may leave it empty). */
   entry: string;
+}
+
+/** How a child is started: a program, its first arguments (before the launch's), and the integrity the record names. */
+export interface ServerProgram {
+  command: string;
+  args: string[];
+  /** The lockfile's integrity of the package it comes from; `command` for a program found on PATH, `fixture` for a test's. */
+  integrity: string;
+}
+
+/** What the generator and the launch line may need besides the sandbox. */
+export interface PopulateContext {
+  /** The lane's produced_at (ISO 8601): every date a generator writes, so the same seed gives the same bytes. */
+  pinnedDate: string;
 }
 
 export interface ServerLaunch {
@@ -47,9 +61,13 @@ export interface ServerWorld {
   readonly shownRoot: string;
   /** Why this server and what it varies, for `worlds show` and the README. */
   readonly notes?: string;
-  launch(sandbox: Sandbox): ServerLaunch;
+  launch(sandbox: Sandbox, context: PopulateContext): ServerLaunch;
   /** The seeded generator: fills an empty sandbox from `random` alone, inside `sandbox.root` only. */
-  populate(sandbox: Sandbox, random: Random, config: JsonObject): Promise<void>;
+  populate(sandbox: Sandbox, random: Random, config: JsonObject, context: PopulateContext): Promise<void>;
+  /** Where sandboxes are made: by default under TMPDIR (some servers refuse paths under /tmp). */
+  readonly sandboxParent?: () => string;
+  /** How the child starts, where it is not `node <entry>` of the pinned package (a binary inside it, a program on PATH). */
+  program?(): ServerProgram;
   /** The state probe: the sandbox as JSON, before normalisation. */
   probe(sandbox: Sandbox): Promise<JsonValue>;
   /** The declared normalisations, applied to every answer and to the snapshot, listed in the record. */
@@ -80,7 +98,7 @@ export interface ManagementChannel {
 
 export interface ServerReuse {
   /** How a kept child starts: arguments and variables, given a directory of its own (never an episode's sandbox). */
-  launch(childDirectory: string): ServerLaunch;
+  launch(childDirectory: string, context: PopulateContext): ServerLaunch;
   /** Points the live child at this episode's sandbox before the episode's session begins. */
   repoint(channel: ManagementChannel, sandbox: Sandbox, childDirectory: string): Promise<void>;
 }

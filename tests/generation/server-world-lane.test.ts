@@ -99,7 +99,7 @@ describe('a lane on the real server-filesystem', () => {
       registerWorld({
         ...filesystemServerWorld,
         async populate(sandbox, random, config) {
-          await filesystemServerWorld.populate(sandbox, random, config);
+          await filesystemServerWorld.populate(sandbox, random, config, { pinnedDate: '2026-12-01T00:00:00Z' });
           const path = join(sandbox.root, 'notes', 'todo.txt');
           writeFileSync(path, readFileSync(path, 'utf8').replace('- ', '* '));
         },

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MAX_DEFINITION_BYTES, MAX_DEFINITION_DEPTH } from '../../src/lanes/definition-file.js';
+import { MAX_DEFINITION_BYTES, MAX_DEFINITION_DEPTH } from '../../src/core/definition-file.js';
 import { startFakeOllama, type FakeOllama } from '../fixtures/fake-ollama.js';
 import { REPO_ROOT, runCliWithin, temporaryDirectory } from '../helpers.js';
 

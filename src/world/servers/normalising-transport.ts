@@ -24,6 +24,8 @@ export interface Normalisation {
    * rules); `argument` names the top-level argument the string is in.
    */
   down(text: string, argument?: string): string;
+  /** Whether object keys of answers and snapshots are rewritten too (a declared regex rule may ask for it). */
+  keys?: boolean;
 }
 
 function escapeRegExp(text: string): string {
@@ -163,7 +165,17 @@ export function mapStrings(value: unknown, rewrite: (text: string) => string): u
 }
 
 export function normaliseUp(value: unknown, rules: readonly Normalisation[]): unknown {
-  return mapStrings(value, (text) => rules.reduce((current, rule) => rule.up(current), text));
+  const rewrite = (text: string) => rules.reduce((current, rule) => rule.up(current), text);
+  const keyRules = rules.filter((rule) => rule.keys);
+  if (keyRules.length === 0) return mapStrings(value, rewrite);
+  const rewriteKey = (key: string) => keyRules.reduce((current, rule) => rule.up(current), key);
+  const walk = (item: unknown): unknown => {
+    if (typeof item === 'string') return rewrite(item);
+    if (Array.isArray(item)) return item.map(walk);
+    if (item !== null && typeof item === 'object') return Object.fromEntries(Object.entries(item).map(([key, inner]) => [rewriteKey(key), walk(inner)]));
+    return item;
+  };
+  return walk(value);
 }
 
 /** Tool-call arguments on their way down: each string is rewritten knowing the top-level argument it is in. */

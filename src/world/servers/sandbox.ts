@@ -17,8 +17,9 @@ export interface Sandbox {
 const HOME = 'home';
 
 /** `<tmp>/episode-factory-<world>-XXXXXX/{root,home}`, realpath'd: servers realpath their directories, so results would otherwise carry another prefix. */
-export async function createSandbox(world: string, rootName = 'sandbox'): Promise<Sandbox> {
-  const base = await realpath(await mkdtemp(join(tmpdir(), `episode-factory-${world}-`)));
+export async function createSandbox(world: string, rootName = 'sandbox', parent = tmpdir()): Promise<Sandbox> {
+  await mkdir(parent, { recursive: true });
+  const base = await realpath(await mkdtemp(join(parent, `episode-factory-${world}-`)));
   const root = join(base, rootName);
   await mkdir(root);
   await mkdir(join(base, HOME));

@@ -16,7 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChildEnvironment } from '../../core/child-environment.js';
 import type { JsonObject } from '../../core/json-value.js';
-import type { ManagementChannel, ServerWorld } from '../server-world.js';
+import type { ManagementChannel, PopulateContext, ServerProgram, ServerWorld } from '../server-world.js';
 import type { Sandbox } from './sandbox.js';
 import type { ServerFault } from '../server-fault.js';
 import { ChildTransport, killGroup } from './child-transport.js';
@@ -46,7 +46,7 @@ class KeptChild {
   stderr = '';
 
   constructor(
-    entry: string,
+    program: ServerProgram,
     args: readonly string[],
     /** The child's own directory inside the pool's: its cwd and HOME. */
     readonly directory: string,
@@ -54,8 +54,8 @@ class KeptChild {
     private readonly onGone: (kept: KeptChild) => void,
   ) {
     this.child = new ChildTransport({
-      command: process.execPath,
-      args: [entry, ...args],
+      command: program.command,
+      args: [...program.args, ...args],
       cwd: directory,
       env,
       onStderr: (text) => {
@@ -249,7 +249,8 @@ export interface PooledLease {
  */
 export async function leaseKeptChild(
   world: ServerWorld,
-  entry: string,
+  program: ServerProgram,
+  context: PopulateContext,
   sandbox: Sandbox,
   environment: (poolDirectory: string, added: Record<string, string> | undefined) => ChildEnvironment,
   onServerFault: ((fault: ServerFault) => void) | undefined,
@@ -261,8 +262,8 @@ export async function leaseKeptChild(
     // A directory of the child's own (its cwd, HOME and whatever its world keeps there, e.g. server-memory's link), so two kept children never share one.
     const directory = mkdtempSync(join(pool.directory, 'child-'));
     mkdirSync(join(directory, 'home'));
-    const launch = reuse.launch(directory);
-    child = new KeptChild(entry, launch.args, directory, environment(directory, launch.env), (gone) => {
+    const launch = reuse.launch(directory, context);
+    child = new KeptChild(program, launch.args, directory, environment(directory, launch.env), (gone) => {
       pool.children.delete(gone);
       rmSync(directory, { recursive: true, force: true });
     });

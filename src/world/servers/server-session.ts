@@ -16,7 +16,7 @@ import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { Random } from '../../core/random.js';
 import { FaultLayer } from '../faults/fault-layer.js';
 import { createClient, type ConnectOptions, type Connection } from '../in-process-connection.js';
-import type { ServerWorld } from '../server-world.js';
+import type { ServerProgram, ServerWorld } from '../server-world.js';
 import { mcpSdkVersion } from '../world-actor.js';
 import type { WorldSession, WorldSessionOptions } from '../world-session-contract.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -71,17 +71,21 @@ export function serverWorldActor(
 
 /** A fresh sandbox whose root is named as the model sees it (`/sandbox` → `<tmp>/…/sandbox`). */
 function sandboxFor(world: ServerWorld): Promise<Sandbox> {
-  return createSandbox(world.name, world.shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox');
+  return createSandbox(world.name, world.shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox', world.sandboxParent?.());
 }
 
-function packageOf(world: ServerWorld): { entry: string; integrity: string } {
-  if (world.resolveEntry) return { entry: world.resolveEntry(), integrity: 'fixture' };
+/** How this world's child starts: a test fixture's entry, the world's own program, or `node <entry>` of the pinned package. */
+export function programOf(world: ServerWorld): ServerProgram {
+  if (world.resolveEntry) return { command: process.execPath, args: [world.resolveEntry()], integrity: 'fixture' };
+  if (world.program) return world.program();
   const found = installedPackage(world.package);
-  return { entry: found.entry, integrity: found.integrity };
+  return { command: process.execPath, args: [found.entry], integrity: found.integrity };
 }
 
 export async function openServerSession(world: ServerWorld, random: Random, config: JsonObject, options: WorldSessionOptions): Promise<WorldSession> {
-  const { entry, integrity } = packageOf(world);
+  const program = programOf(world);
+  const { integrity } = program;
+  const context = { pinnedDate: options.pinnedDate };
   const sandbox = await sandboxFor(world);
   let disposed = false;
   const live = new Set<Connection>();
@@ -92,12 +96,12 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
     await removeSandbox(sandbox);
   };
   try {
-    await world.populate(sandbox, random, config);
+    await world.populate(sandbox, random, config, context);
     const normalisations = world.normalisations(sandbox, options.pinnedDate);
     const snapshot = async () => normaliseUp(await world.probe(sandbox), normalisations) as JsonValue;
     const initialSnapshot = await snapshot();
     // Only a child per connection starts on this sandbox's own launch line; a kept child has its own.
-    const launch = world.launch(sandbox);
+    const launch = world.launch(sandbox, context);
     let serverInfo: { name: string; version: string } | undefined;
     let spawned = 0;
 
@@ -111,13 +115,13 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
       let child: ChildTransport;
       let pooled: PooledLease | undefined;
       if (poolingEnabled(world)) {
-        pooled = await leaseKeptChild(world, entry, sandbox, (directory, added) => serverEnvironment({ base: directory, root: directory }, added), onServerFault);
+        pooled = await leaseKeptChild(world, program, context, sandbox, (directory, added) => serverEnvironment({ base: directory, root: directory }, added), onServerFault);
         downstream = pooled.transport;
         child = pooled.transport.child;
       } else {
         child = new ChildTransport({
-          command: process.execPath,
-          args: [entry, ...launch.args],
+          command: program.command,
+          args: [...program.args, ...launch.args],
           cwd: sandbox.root,
           env: serverEnvironment(sandbox, launch.env),
           onStderr: (text) => {
@@ -162,7 +166,7 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
         await connection.close();
         const said = stderr || pooled?.stderr() || '';
         throw new FactoryError('server_failed', `${world.package.name}@${world.package.version} did not start: ${errorMessage(error)}${said ? ` (stderr: ${said.trim().slice(-500)})` : ''}`, {
-          fix: `run \`node ${entry} ${launch.args.join(' ')}\` by hand to see why, or reinstall it: npm install --save-exact ${world.package.name}@${world.package.version}`,
+          fix: `run \`${[program.command, ...program.args, ...launch.args].join(' ')}\` by hand to see why, or reinstall it: npm install --save-exact ${world.package.name}@${world.package.version}`,
           cause: error,
         });
       }
@@ -193,7 +197,7 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
 export async function drawServerSnapshot(world: ServerWorld, random: Random, config: JsonObject, pinnedDate: string): Promise<JsonValue> {
   const sandbox = await sandboxFor(world);
   try {
-    await world.populate(sandbox, random, config);
+    await world.populate(sandbox, random, config, { pinnedDate });
     return normaliseUp(await world.probe(sandbox), world.normalisations(sandbox, pinnedDate)) as JsonValue;
   } finally {
     await removeSandbox(sandbox);

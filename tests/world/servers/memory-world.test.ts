@@ -117,7 +117,7 @@ describe('memory server world', () => {
     t.after(() => {
       delete process.env.EPISODE_FACTORY_FRESH_SERVERS;
     });
-    assert.deepEqual(memoryServerWorld.launch({ base: '/tmp/x', root: '/tmp/x/sandbox' }), { args: [], env: { MEMORY_FILE_PATH: '/tmp/x/sandbox/memory.jsonl' } });
+    assert.deepEqual(memoryServerWorld.launch({ base: '/tmp/x', root: '/tmp/x/sandbox' }, { pinnedDate: '2026-12-01T00:00:00Z' }), { args: [], env: { MEMORY_FILE_PATH: '/tmp/x/sandbox/memory.jsonl' } });
     let pid = 0;
     const session = await openWorldSession(memoryServerWorld, substream(9, 'world'), {}, {
       pinnedDate: PINNED,

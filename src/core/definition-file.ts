@@ -6,8 +6,8 @@
 // reason for a limit says which limit and how to get under it.
 
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
-import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
-import { decodeUtf8 } from '../core/utf8-text.js';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from './bounded-json.js';
+import { decodeUtf8 } from './utf8-text.js';
 
 /** The largest definition file read: lanes are tens of kilobytes, a rewrites cache a few hundred. */
 export const MAX_DEFINITION_BYTES = 16 * 1024 * 1024;
