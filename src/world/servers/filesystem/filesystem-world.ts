@@ -8,12 +8,11 @@
 // and no path argument reaches above it), dates printed by get_file_info show
 // as the lane's pinned date.
 
-import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { sha256Hex } from '../../../core/hashing.js';
-import type { JsonObject, JsonValue } from '../../../core/json-value.js';
+import type { JsonValue } from '../../../core/json-value.js';
 import type { Random } from '../../../core/random.js';
 import { FIRST_NAMES, LAST_NAMES } from '../../people-vocabulary.js';
 import type { ServerWorld } from '../../server-world.js';
@@ -21,6 +20,7 @@ import { claimSubject } from '../../claim-subject.js';
 import { catalogSpecs, readListedCatalog } from '../listed-catalog.js';
 import { jsDateString, sandboxPath } from '../normalising-transport.js';
 import { type Sandbox, sandboxAliases } from '../sandbox.js';
+import { probeFileTree } from '../definition/file-tree-probe.js';
 
 const SHOWN_ROOT = '/sandbox';
 /**
@@ -92,64 +92,12 @@ export function drawFilesystemTree(random: Random): Map<string, string> {
   return files;
 }
 
-const TEXT_LIMIT = 64 * 1024;
-
-/** A text file's parsed views: numbered lines, KEY=value settings (.env), and the `key: value` lines after a Markdown title. */
-function describeText(path: string, text: string): JsonObject {
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  const entry: JsonObject = { lines: lines.map((line, index) => ({ n: index + 1, text: line })) };
-  if (path.endsWith('.env')) {
-    entry.settings = lines.flatMap((line, index) => {
-      const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
-      return match ? [{ key: match[1]!, value: match[2]!, line: index + 1 }] : [];
-    });
-  }
-  if (path.endsWith('.md') && lines[0]?.startsWith('# ')) {
-    entry.title = lines[0].slice(2);
-    const meta: JsonObject = {};
-    for (const line of lines.slice(1)) {
-      const match = /^([a-z_]+): (.*)$/.exec(line);
-      if (!match) break;
-      meta[match[1]!] = match[2]!;
-    }
-    entry.meta = meta;
-  }
-  return entry;
-}
+/** Markdown files give their title and `key: value` lines, .env files their KEY=value settings. */
+const PARSERS = { '**/*.md': 'front-matter', '**/*.env': 'settings' };
 
 /** The state probe: the tree under the root, relative and sorted, each file with contents, size and sha256. */
 export async function probeFilesystemSandbox(sandbox: Sandbox): Promise<JsonValue> {
-  const dirs: string[] = [];
-  const files: Record<string, JsonObject> = {};
-  const other: string[] = [];
-  async function walk(relative: string): Promise<void> {
-    for (const name of (await readdir(join(sandbox.root, relative))).sort()) {
-      const path = relative ? `${relative}/${name}` : name;
-      const full = join(sandbox.root, path);
-      const stat = await lstat(full);
-      if (stat.isDirectory()) {
-        dirs.push(path);
-        await walk(path);
-      } else if (stat.isFile()) {
-        const content = await readFile(full);
-        const entry: JsonObject = { path, dir: relative, name, bytes: content.length, sha256: sha256Hex(content) };
-        if (content.length <= TEXT_LIMIT) {
-          try {
-            const text = new TextDecoder('utf-8', { fatal: true }).decode(content);
-            Object.assign(entry, { text }, describeText(path, text));
-          } catch {
-            // Binary: the hash stands for it.
-          }
-        }
-        files[path] = entry;
-      } else {
-        other.push(path);
-      }
-    }
-  }
-  await walk('');
-  return { dirs, files, other };
+  return probeFileTree(sandbox.root, '.', [], PARSERS);
 }
 
 const CLAIM_SUBJECT = claimSubject('successfully');
