@@ -2,11 +2,13 @@
 // and the lanes that draw tasks from it, and one world in detail.
 
 import type { Command } from 'commander';
+import { relative } from 'node:path';
 import { canonicalJson } from '../core/canonical-json.js';
+import { errorMessage } from '../core/errors.js';
 import { listLaneFiles, loadLane } from '../lanes/lane-loader.js';
 import { toMcpTool } from '../world/mcp-server-binding.js';
-import { isServerWorld } from '../world/server-world.js';
-import { getWorld, worldNames } from '../world/world-registry.js';
+import { type AnyWorld, isServerWorld } from '../world/server-world.js';
+import { definitionFiles, getWorld, worldNames } from '../world/world-registry.js';
 import { type Streams, writeJson } from './output.js';
 
 interface WorldRow {
@@ -16,6 +18,10 @@ interface WorldRow {
   kind: 'scripted' | 'server';
   /** Server worlds: the npm package and exact version that is run. */
   package?: string;
+  /** A server world written as data: its definition file. */
+  definition?: string;
+  /** A definition file that does not load: why (the world cannot be used until it is fixed). */
+  problem?: string;
   description: string;
   tools: string[];
   lanes: string[];
@@ -32,8 +38,15 @@ export function worldRows(): WorldRow[] {
       return [];
     }
   });
-  return worldNames().map((name) => {
-    const world = getWorld(name);
+  const files = definitionFiles();
+  return worldNames().map((name): WorldRow => {
+    const definition = files.has(name) ? relative(process.cwd(), files.get(name)!) : undefined;
+    let world: AnyWorld;
+    try {
+      world = getWorld(name);
+    } catch (error) {
+      return { name, version: '?', kind: 'server', definition: definition!, problem: errorMessage(error), description: '(does not load)', tools: [], lanes: [], tasks: 0 };
+    }
     const using = lanes.filter((lane) => lane.document.world.name === name);
     const tasks = new Set(using.flatMap((lane) => lane.document.tasks.map((task) => task.id)));
     return {
@@ -41,6 +54,7 @@ export function worldRows(): WorldRow[] {
       version: world.version,
       kind: isServerWorld(world) ? 'server' : 'scripted',
       ...(isServerWorld(world) ? { package: `${world.package.name}@${world.package.version}` } : {}),
+      ...(definition ? { definition } : {}),
       description: world.description,
       tools: world.tools.map((tool) => tool.name),
       lanes: using.map((lane) => lane.name),
@@ -64,6 +78,8 @@ export function registerWorlds(program: Command, streams: Streams): void {
         (row) =>
           `${row.name.padEnd(width)} ${row.version.padEnd(6)} ${String(row.tools.length).padStart(2)} tools  ${String(row.tasks).padStart(2)} tasks  ${row.description}` +
           (row.package ? `\n${' '.repeat(width + 8)}server: ${row.package} over stdio, on a fresh seeded sandbox` : '') +
+          (row.definition ? `\n${' '.repeat(width + 8)}defined in ${row.definition}` : '') +
+          (row.problem ? `\n${' '.repeat(width + 8)}does not load: ${row.problem}` : '') +
           `\n${' '.repeat(width + 8)}tools: ${row.tools.join(', ')}\n${' '.repeat(width + 8)}lanes: ${row.lanes.join(', ') || 'none'}`,
       );
       const tasks = rows.reduce((sum, row) => sum + row.tasks, 0);
@@ -86,6 +102,8 @@ export function registerWorlds(program: Command, streams: Streams): void {
       const out = [`world   ${world.name} ${world.version}`, `about   ${world.description}`];
       if (isServerWorld(world)) {
         out.push(`server  ${world.package.name}@${world.package.version} (node_modules/${world.package.name}/${world.package.entry}), over stdio, on a fresh sandbox shown as ${world.shownRoot}`);
+        const definition = definitionFiles().get(world.name);
+        if (definition) out.push(`defined ${relative(process.cwd(), definition)}`);
         if (world.notes) out.push(`why     ${world.notes}`);
       }
       out.push(`config  ${canonicalJson(world.configSchema)}`, `tools   ${tools.length}`);
