@@ -27,10 +27,8 @@ export function installedPackage(pkg: ServerPackage): InstalledPackage {
   const key = `${pkg.name}@${pkg.version}`;
   const known = installed.get(key);
   if (known) return known;
-  let manifestPath: string;
-  try {
-    manifestPath = createRequire(import.meta.url).resolve(`${pkg.name}/package.json`);
-  } catch {
+  const manifestPath = manifestOf(pkg.name);
+  if (manifestPath === undefined) {
     throw new FactoryError('server_package', `the server world needs ${pkg.name}@${pkg.version}, which is not installed`, { fix: installLine(pkg) });
   }
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { version?: string };
@@ -41,6 +39,25 @@ export function installedPackage(pkg: ServerPackage): InstalledPackage {
   const found: InstalledPackage = { entry: join(directory, pkg.entry), version: pkg.version, integrity: lockedIntegrity(directory, pkg.name) };
   installed.set(key, found);
   return found;
+}
+
+/**
+ * The package's package.json, found the way Node looks for the package. Not
+ * by resolving `<name>/package.json`: a package whose `exports` maps `./*`
+ * elsewhere (git-mcp-server maps it to `./dist/*`) hides its manifest from
+ * that.
+ */
+function manifestOf(name: string): string | undefined {
+  const require = createRequire(import.meta.url);
+  try {
+    return require.resolve(`${name}/package.json`);
+  } catch {
+    for (const directory of require.resolve.paths(name) ?? []) {
+      const manifest = join(directory, name, 'package.json');
+      if (existsSync(manifest)) return manifest;
+    }
+    return undefined;
+  }
 }
 
 /**
