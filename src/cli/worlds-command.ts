@@ -1,5 +1,6 @@
 // Owns the `worlds` commands: the catalog of tool worlds, each with its tools
-// and the lanes that draw tasks from it, and one world in detail.
+// and the lanes that draw tasks from it, and one world in detail (`worlds
+// check`, the conformance suite, is its own file).
 
 import type { Command } from 'commander';
 import { relative } from 'node:path';
@@ -10,6 +11,8 @@ import { toMcpTool } from '../world/mcp-server-binding.js';
 import { type AnyWorld, isServerWorld } from '../world/server-world.js';
 import { definitionFiles, getWorld, worldNames } from '../world/world-registry.js';
 import { type Streams, writeJson } from './output.js';
+import { registerWorldsCheck } from './worlds-check-command.js';
+import { registerWorldsInit } from './worlds-init-command.js';
 
 interface WorldRow {
   name: string;
@@ -63,8 +66,11 @@ export function worldRows(): WorldRow[] {
   });
 }
 
-export function registerWorlds(program: Command, streams: Streams): void {
-  const worlds = program.command('worlds').summary('list the tool worlds, or show one').description('The tool worlds the factory can serve: each a real MCP server built deterministically from a seed.');
+export function registerWorlds(program: Command, streams: Streams, setExit: (status: number) => void): void {
+  const worlds = program
+    .command('worlds')
+    .summary('list the tool worlds, show or check one, or write one for an MCP server package')
+    .description('The tool worlds the factory can serve: scripted worlds of our own, and real MCP servers run on seeded sandboxes, built in or defined by a file in worlds/.');
 
   worlds
     .command('list')
@@ -113,4 +119,7 @@ export function registerWorlds(program: Command, streams: Streams): void {
       }
       streams.stdout.write(out.join('\n') + '\n');
     });
+
+  registerWorldsCheck(worlds, streams, setExit);
+  registerWorldsInit(worlds, streams);
 }

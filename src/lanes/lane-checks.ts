@@ -10,6 +10,7 @@ import { patternProblem } from '../core/safe-pattern.js';
 import { compileValidator } from '../core/schema-validator.js';
 import { deepTemplateRoots, templateExpressions, templateRoots } from '../core/template.js';
 import { SCRIPTED_VARIANTS } from '../solutions/solution-script.js';
+import { isServerWorld } from '../world/server-world.js';
 import { findWorld, worldNames } from '../world/world-registry.js';
 import { LIST_FAULTS, type FaultPlan } from '../world/faults/fault-plan.js';
 import type { LaneDocument, PhrasingRules, Predicate, SolutionStep, Task } from './lane.js';
@@ -52,6 +53,8 @@ export function checkLane(document: LaneDocument, file: string, expectedName: st
     if (seen.has(task.id)) at(['tasks', index, 'id'], `duplicate task id "${task.id}"`);
     seen.add(task.id);
     checkTask(task, ['tasks', index], world ? toolNames : undefined, at, { shared: document.phrasing, reached });
+    const volatile = world && isServerWorld(world) ? (world.volatile ?? []) : [];
+    if (volatile.length > 0) task.predicates.forEach((predicate, position) => checkVolatilePins(predicate, ['tasks', index, 'predicates', position], volatile, at));
   });
   for (const name of Object.keys(document.phrasing ?? {})) {
     if (name === START_RULE) at(['phrasing', name], `"${START_RULE}" is where each task's own grammar starts; a lane shares only the rules tasks refer to`);
@@ -81,6 +84,21 @@ function checkReferences(text: unknown, known: ReadonlySet<string>, tokens: (str
 interface PhrasingContext {
   shared: PhrasingRules | undefined;
   reached: Set<string>;
+}
+
+/** A predicate may not pin a value the world marks volatile (a commit hash, a generated id): it differs between honest runs. A `{{param}}` segment may be any key. */
+function checkVolatilePins(predicate: Predicate, base: (string | number)[], volatile: readonly string[], at: Report): void {
+  if (predicate.path !== undefined && (predicate.equals !== undefined || predicate.contains !== undefined)) {
+    const tokens = parsePointer(predicate.path.startsWith('/') ? predicate.path : `/${predicate.path}`);
+    const pinned = volatile.find((pattern) => {
+      const wanted = parsePointer(pattern);
+      return wanted.length === tokens.length && wanted.every((segment, index) => segment === '*' || segment === tokens[index] || tokens[index]!.includes('{{'));
+    });
+    if (pinned) at([...base, 'path'], `pins the value at ${predicate.path}, which the world marks volatile (${pinned}): its value differs between honest runs; compare it through a param drawn from the snapshot, or judge another field`);
+  }
+  predicate.all?.forEach((inner, index) => checkVolatilePins(inner, [...base, 'all', index], volatile, at));
+  predicate.any?.forEach((inner, index) => checkVolatilePins(inner, [...base, 'any', index], volatile, at));
+  if (predicate.not) checkVolatilePins(predicate.not, [...base, 'not'], volatile, at);
 }
 
 function checkTask(task: Task, base: (string | number)[], toolNames: ReadonlySet<string> | undefined, at: Report, phrasing: PhrasingContext): void {

@@ -66,6 +66,8 @@ export interface ServerWorld {
   populate(sandbox: Sandbox, random: Random, config: JsonObject, context: PopulateContext): Promise<void>;
   /** Where sandboxes are made: by default under TMPDIR (some servers refuse paths under /tmp). */
   readonly sandboxParent?: () => string;
+  /** Snapshot pointers (`*` for any one key or index) whose values differ between honest runs: `lanes check` refuses a predicate that pins one. */
+  readonly volatile?: readonly string[];
   /** How the child starts, where it is not `node <entry>` of the pinned package (a binary inside it, a program on PATH). */
   program?(): ServerProgram;
   /** The state probe: the sandbox as JSON, before normalisation. */

@@ -114,6 +114,7 @@ export function serverWorldFromDefinition(loaded: LoadedDefinition, code: Escape
     ...(definition.sandbox.parent === 'home-cache' ? { sandboxParent: homeSandboxParent } : {}),
     ...(launch.command || launch.package?.binary ? { program } : {}),
     ...(guards.length > 0 ? { guards } : {}),
+    ...(definition.probe.volatile?.length ? { volatile: definition.probe.volatile } : {}),
     launch(sandbox, context) {
       const at = { root: sandbox.root, home: sandboxHome(sandbox) };
       return {

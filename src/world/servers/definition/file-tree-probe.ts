@@ -45,6 +45,49 @@ function readFrontMatter(lines: string[]): JsonObject | undefined {
   return { title: lines[0].slice(2), meta };
 }
 
+/** A YAML scalar as front matter writes one: quotes removed, nothing else interpreted (dates and numbers stay text). */
+function yamlScalar(text: string): string {
+  const trimmed = text.trim();
+  const quoted = /^"(.*)"$/.exec(trimmed) ?? /^'(.*)'$/.exec(trimmed);
+  return quoted ? quoted[1]! : trimmed;
+}
+
+/**
+ * YAML front matter between `---` lines at the top of a Markdown file (as
+ * Obsidian and static-site tools write it): `key: value`, inline lists
+ * `key: [a, b]` and block lists of `- item` lines, and the body after it.
+ * Anything richer stays in the text, which the entry holds anyway.
+ */
+function readYamlFrontMatter(lines: string[]): JsonObject {
+  if (lines[0] !== '---') return { front_matter: null, body: lines.join('\n') };
+  const end = lines.indexOf('---', 1);
+  if (end === -1) return { front_matter: null, body: lines.join('\n') };
+  const fields: JsonObject = {};
+  let list: string[] | undefined;
+  for (const line of lines.slice(1, end)) {
+    const item = /^\s*-\s+(.*)$/.exec(line);
+    if (item && list) {
+      list.push(yamlScalar(item[1]!));
+      continue;
+    }
+    const field = /^([A-Za-z0-9_-]+):\s*(.*)$/.exec(line);
+    if (!field) continue;
+    const value = field[2]!.trim();
+    if (value === '') {
+      list = [];
+      fields[field[1]!] = list;
+    } else {
+      list = undefined;
+      const inline = /^\[(.*)\]$/.exec(value);
+      fields[field[1]!] = inline ? inline[1]!.split(',').map(yamlScalar).filter((entry) => entry !== '') : yamlScalar(value);
+    }
+  }
+  return { front_matter: fields, body: lines.slice(end + 1).join('\n') };
+}
+
+/** Parsers of a file's text; any other name is a decoder of its bytes (formats/file-formats.ts). */
+const TEXT_PARSERS = new Set(['settings', 'front-matter', 'yaml-front-matter']);
+
 /** The parser named by the first glob (in the definition's order) that matches the path. */
 export function parserFor(path: string, parsers: Record<string, string>): string | undefined {
   for (const [glob, parser] of Object.entries(parsers)) {
@@ -74,6 +117,7 @@ export function describeFile(path: string, dir: string, name: string, content: B
       Object.assign(entry, { text, lines: lines.map((line, index) => ({ n: index + 1, text: line })) });
       if (parser === 'settings') entry.settings = readSettings(lines);
       if (parser === 'front-matter') Object.assign(entry, readFrontMatter(lines));
+      if (parser === 'yaml-front-matter') Object.assign(entry, readYamlFrontMatter(lines));
     }
   }
   if (parser === 'json') {
@@ -82,7 +126,7 @@ export function describeFile(path: string, dir: string, name: string, content: B
     } catch (error) {
       entry.json_error = errorMessage(error);
     }
-  } else if (parser !== undefined && parser !== 'settings' && parser !== 'front-matter') {
+  } else if (parser !== undefined && !TEXT_PARSERS.has(parser)) {
     const format = fileFormat(parser);
     try {
       entry[parser] = format.decode(content);
