@@ -28,7 +28,7 @@ export function definedNormalisations(rules: readonly NormalisationDefinition[],
     if (rule === 'js-date-string') return jsDateString(pinnedDate);
     if (rule.kind === 'sandbox-path') return sandboxPath(sandbox.root, shownRoot, sandbox.base, { aliases: sandboxAliases(sandbox), pathArguments: pathArgumentsOf(guards, rule.path_arguments) });
     const pattern = new RegExp(rule.pattern, rule.flags ?? 'g');
-    const replacement = rule.replace.replaceAll('{pinned_date}', pinnedDate);
+    const replacement = rule.replace.replaceAll('{pinned_date}', pinnedDate).replaceAll('{pinned_epoch}', String(Math.floor(Date.parse(pinnedDate) / 1000)));
     return {
       id: rule.id,
       describe: rule.describe ?? `/${rule.pattern}/${rule.flags ?? 'g'} shows as "${rule.replace}"${rule.keys ? ', in object keys too' : ''}`,
