@@ -1,6 +1,7 @@
 // Owns the check `npm test` runs before anything else: what the suite needs
 // beyond Node (Debian's Chromium for the report's browser test; the compiled
-// sqlite3 of mcp-sqlite for the SQLite server world; python3 with venv, and
+// sqlite3 of mcp-sqlite for the SQLite server world; git for the git-server
+// world; python3 with venv, and
 // the Python environment scripts/python-loaders.sh builds, for the loader test;
 // the tiny model scripts/tiny-model.sh trains, for the engine tests) is there,
 // or the run stops at once with one line saying what is missing and how to get
@@ -68,6 +69,11 @@ if (existsSync(join(ROOT, 'node_modules'))) {
       `${install('build-essential python3')}, then npm rebuild sqlite3 (or npm ci again)`,
     );
   }
+}
+
+// The git-server world runs git-mcp-server, which drives the system's git; its seed commits with git too.
+if (spawnSync('git', ['--version'], { stdio: 'ignore' }).status !== 0) {
+  stop('no git on PATH (the git-server world and its lane need it)', install('git'));
 }
 
 /** What the environment was last found ready for: this version of the script, on this venv. */
