@@ -71,11 +71,6 @@ if (existsSync(join(ROOT, 'node_modules'))) {
   }
 }
 
-// The git-server world runs git-mcp-server, which drives the system's git; its seed commits with git too.
-if (spawnSync('git', ['--version'], { stdio: 'ignore' }).status !== 0) {
-  stop('no git on PATH (the git-server world and its lane need it)', install('git'));
-}
-
 /** What the environment was last found ready for: this version of the script, on this venv. */
 function readiness() {
   const hash = (path) => (existsSync(path) ? createHash('sha256').update(readFileSync(path)).digest('hex') : 'none');
@@ -123,4 +118,9 @@ if (!existsSync(TINY_MODEL) && process.env.EPISODE_FACTORY_TINY_MODEL === undefi
     const why = built.error ? built.error.message : `exit ${built.status ?? built.signal}: ${lastError(`${built.stdout}\n${built.stderr}`)}`;
     stop(`scripts/tiny-model.sh could not build the tiny model (${why})`, 'run scripts/tiny-model.sh to see its whole output (it needs npm ci and scripts/python-loaders.sh)');
   }
+}
+
+// The git-server world runs git-mcp-server, which drives the system's git; its seed commits with git too.
+if (spawnSync('git', ['--version'], { stdio: 'ignore' }).status !== 0) {
+  stop('no git on PATH (the git-server world and its lane need it)', install('git'));
 }

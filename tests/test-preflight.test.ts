@@ -91,6 +91,15 @@ describe('test preflight', () => {
     assert.ok(none.seconds < 1.5 && noVenv.seconds < 1.5, `took ${none.seconds.toFixed(2)} s and ${noVenv.seconds.toFixed(2)} s`);
   });
 
+  it('says git is missing, with the Debian package, once the rest is there', () => {
+    const { script, bin } = sandbox('#!/bin/sh\nexit 0\n');
+    executable(join(bin, 'python3'), '#!/bin/sh\nexit 0\n');
+    // Only the stand-in python3 on PATH: no git (the tiny model is named, so none is built).
+    const run = preflight(script, { CHROMIUM_PATH: SOME_EXECUTABLE, PATH: bin, EPISODE_FACTORY_TINY_MODEL: '/nonexistent/tiny.gguf' });
+    assert.equal(run.status, 2, run.stderr);
+    assert.equal(run.stderr.trimEnd().split('\n').at(-1), 'test preflight: no git on PATH (the git-server world and its lane need it) — fix: apt-get install git as root, sudo apt-get install git otherwise');
+  });
+
   it("ends with one line naming pip's error and the fix when python-loaders.sh fails", () => {
     const { script, bin } = sandbox(
       '#!/bin/sh\necho "WARNING: Location is ignored" >&2\necho "ERROR: No matching distribution found for pyarrow" >&2\necho "[notice] A new release of pip" >&2\nexit 1\n',

@@ -183,7 +183,7 @@ describe('serve: worlds as standalone MCP servers', () => {
     const directory = temporaryDirectory('ef-serve-');
     const unknown = runCli(directory, 'serve', 'spreadsheets');
     assert.equal(unknown.status, 2);
-    assert.match(unknown.stderr, /unknown world "spreadsheets" — fix: use one of: calendar, files, filesystem-server, issues, (?:[a-z-]+, )*shop, (?:[a-z-]+, )*tasks/);
+    assert.match(unknown.stderr, /unknown world "spreadsheets" — fix: use one of: calendar, (?:[a-z-]+, )*files, filesystem-server, (?:[a-z-]+, )*issues, (?:[a-z-]+, )*shop, (?:[a-z-]+, )*tasks/);
     const config = runCli(directory, 'serve', 'issues', '--config', '{"issues_per_topic":[1,9]}');
     assert.equal(config.status, 2);
     assert.match(config.stderr, /--config does not fit the issues world: issues_per_topic.*/);

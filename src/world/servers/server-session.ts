@@ -16,12 +16,12 @@ import type { JsonObject, JsonValue } from '../../core/json-value.js';
 import type { Random } from '../../core/random.js';
 import { FaultLayer } from '../faults/fault-layer.js';
 import { createClient, type ConnectOptions, type Connection } from '../in-process-connection.js';
-import type { ServerProgram, ServerWorld } from '../server-world.js';
+import type { PopulateContext, ServerProgram, ServerWorld } from '../server-world.js';
 import { mcpSdkVersion } from '../world-actor.js';
 import type { WorldSession, WorldSessionOptions } from '../world-session-contract.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ServerFault } from '../server-fault.js';
-import { ChildTransport } from './child-transport.js';
+import { ChildTransport, type ChildTransportOptions } from './child-transport.js';
 import { leaseKeptChild, poolingEnabled, type PooledLease } from './server-pool.js';
 import { GuardingTransport, type ArgumentGuard } from './guarding-transport.js';
 import { normaliseUp, NormalisingTransport, type Normalisation } from './normalising-transport.js';
@@ -43,6 +43,13 @@ export function serverEnvironment(sandbox: Sandbox, added: Record<string, string
     HOME: sandboxHome(sandbox),
     ...added,
   }).env;
+}
+
+/** A child of its own on this sandbox (not a kept one): the world's program and launch line, the filtered environment, cwd the root. */
+export function childOnSandbox(world: ServerWorld, sandbox: Sandbox, context: PopulateContext, hooks: Pick<ChildTransportOptions, 'onStderr' | 'onServerFault'> = {}): ChildTransport {
+  const program = programOf(world);
+  const launch = world.launch(sandbox, context);
+  return new ChildTransport({ command: program.command, args: [...program.args, ...launch.args], cwd: sandbox.root, env: serverEnvironment(sandbox, launch.env), ...hooks });
 }
 
 /** How a server world names itself in a record. */
@@ -120,11 +127,7 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
         downstream = pooled.transport;
         child = pooled.transport.child;
       } else {
-        child = new ChildTransport({
-          command: program.command,
-          args: [...program.args, ...launch.args],
-          cwd: sandbox.root,
-          env: serverEnvironment(sandbox, launch.env),
+        child = childOnSandbox(world, sandbox, context, {
           onStderr: (text) => {
             if (stderr.length < STDERR_LIMIT) stderr += text;
           },

@@ -5,6 +5,7 @@
 // a server that breaks the repository it works on is judged, not fatal.
 
 import { spawn } from 'node:child_process';
+import { childEnvironment } from '../../../core/child-environment.js';
 import { FactoryError, errorMessage } from '../../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import type { OutputParse, SandboxContext } from './server-world-definition.js';
@@ -21,7 +22,7 @@ export function fillPlaceholders(text: string, context: SandboxContext): string 
  * The environment of every definition command: nothing of the user's own
  * (no git config, no locale, no time zone) so two machines read the same.
  */
-export function commandEnvironment(context: SandboxContext): NodeJS.ProcessEnv {
+export function commandVariables(context: SandboxContext): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: context.home,
@@ -65,7 +66,7 @@ export function parseOutput(text: string, parse: OutputParse | undefined): JsonV
 export async function runProbeCommand(run: string[], parse: OutputParse | undefined, context: SandboxContext, where: string): Promise<JsonValue> {
   const [program, ...args] = run.map((argument) => fillPlaceholders(argument, context));
   if (!program) throw new FactoryError('definition_invalid', `${where}: a command probe part has an empty run`, { fix: 'give the program and its arguments, e.g. ["git", "log"]' });
-  const child = spawn(program, args, { cwd: context.root, env: commandEnvironment(context), stdio: ['ignore', 'pipe', 'pipe'], shell: false });
+  const child = spawn(program, args, { cwd: context.root, env: childEnvironment(commandVariables(context)).env, stdio: ['ignore', 'pipe', 'pipe'], shell: false });
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));

@@ -7,10 +7,9 @@ import { FactoryError, errorMessage } from '../../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import { createClient } from '../../in-process-connection.js';
 import type { PopulateContext, ServerWorld } from '../../server-world.js';
-import { ChildTransport } from '../child-transport.js';
 import { NormalisingTransport } from '../normalising-transport.js';
 import type { Sandbox } from '../sandbox.js';
-import { programOf, serverEnvironment } from '../server-session.js';
+import { childOnSandbox } from '../server-session.js';
 
 const PROBE_CALL_TIMEOUT_MS = 15_000;
 
@@ -20,9 +19,7 @@ export async function callProbeTool(world: ServerWorld, sandbox: Sandbox, contex
   if (annotations && annotations.readOnlyHint === false) {
     throw new FactoryError('definition_invalid', `the probe of ${world.name} calls ${tool}, which the server does not mark read-only`, { fix: 'probe with a tool that only reads' });
   }
-  const program = programOf(world);
-  const launch = world.launch(sandbox, context);
-  const child = new ChildTransport({ command: program.command, args: [...program.args, ...launch.args], cwd: sandbox.root, env: serverEnvironment(sandbox, launch.env) });
+  const child = childOnSandbox(world, sandbox, context);
   const client = createClient();
   try {
     await client.connect(new NormalisingTransport(child, world.normalisations(sandbox, context.pinnedDate)), { timeout: PROBE_CALL_TIMEOUT_MS });

@@ -13,10 +13,12 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve, sep, win32 } from 'node:path';
+import { childEnvironment } from '../../../core/child-environment.js';
 import { FactoryError, errorMessage } from '../../../core/errors.js';
 import type { Random } from '../../../core/random.js';
 import { fileFormat } from '../formats/file-formats.js';
 import { render, renderValue, type Scope } from './definition-template.js';
+import { commandVariables } from './probe-command.js';
 import { drawScope, located, namedList } from './seed-draws.js';
 import type { CommandDefinition, FileDefinition, SandboxContext, SeedDefinition } from './server-world-definition.js';
 
@@ -233,29 +235,24 @@ function renderArgument(text: string, scope: Scope, context: SandboxContext, whe
   return rendered.replace(new RegExp(`${MARK_OPEN}([0-9]+)${MARK_CLOSE}`, 'g'), (_match, index: string) => values[Number(index)]!);
 }
 
-function commandEnvironment(command: CommandDefinition, scope: Scope, context: SandboxContext, where: string, pointer: string): Record<string, string> {
+function seedCommandEnvironment(command: CommandDefinition, scope: Scope, context: SandboxContext, where: string, pointer: string): NodeJS.ProcessEnv {
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-    HOME: context.home,
-    TZ: 'UTC',
-    LANG: 'C.UTF-8',
     GIT_AUTHOR_NAME: 'Episode Factory',
     GIT_COMMITTER_NAME: 'Episode Factory',
     GIT_AUTHOR_EMAIL: 'factory@example.invalid',
     GIT_COMMITTER_EMAIL: 'factory@example.invalid',
     GIT_AUTHOR_DATE: context.pinnedDate,
     GIT_COMMITTER_DATE: context.pinnedDate,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
   };
   for (const [name, value] of Object.entries(command.env ?? {})) env[name] = renderArgument(value, scope, context, where, `${pointer}/env/${name}`);
-  return env;
+  // The definition's own variables go through the secret filter like everything a child is given.
+  return childEnvironment({ ...commandVariables(context), ...env }).env;
 }
 
 async function runCommand(command: CommandDefinition, scope: Scope, context: SandboxContext, where: string, pointer: string): Promise<void> {
   if (command.run.length === 0) throw invalid(where, `${pointer}/run`, 'is empty', 'give the program and its arguments, like ["git", "init"]');
   const argv = command.run.map((argument, index) => renderArgument(argument, scope, context, where, `${pointer}/run/${index}`));
-  const env = commandEnvironment(command, scope, context, where, pointer);
+  const env = seedCommandEnvironment(command, scope, context, where, pointer);
   const shown = argv.map((argument) => (/^[\w@%+=:,./-]+$/.test(argument) ? argument : JSON.stringify(argument))).join(' ');
   const [program, ...args] = argv;
   await new Promise<void>((resolvePromise, reject) => {
