@@ -103,8 +103,17 @@ export interface ManagementChannel {
 export interface ServerReuse {
   /** How a kept child starts: arguments and variables, given a directory of its own (never an episode's sandbox). */
   launch(childDirectory: string, context: PopulateContext): ServerLaunch;
+  /** Readies a new child's directory before it starts, given the first sandbox it will serve (a server that checks its directory as it starts). */
+  prepare?(sandbox: Sandbox, childDirectory: string): Promise<void>;
   /** Points the live child at this episode's sandbox before the episode's session begins. */
   repoint(channel: ManagementChannel, sandbox: Sandbox, childDirectory: string): Promise<void>;
+  /**
+   * The rules a connection to the kept child applies instead of
+   * `normalisations(sandbox, pinnedDate)`, where the child sees the root under
+   * another path (a link in its own directory): the same ids and descriptions,
+   * so a record cannot tell a kept child from a fresh one.
+   */
+  normalisations?(childDirectory: string, sandbox: Sandbox, pinnedDate: string): Normalisation[];
 }
 
 export type AnyWorld = World<any> | ServerWorld;

@@ -50,6 +50,8 @@ class KeptChild {
     args: readonly string[],
     /** The child's own directory inside the pool's: its cwd and HOME. */
     readonly directory: string,
+    /** The pinned date its launch line was made for (a world's launch line may name it): it is leased for that date only. */
+    readonly pinnedDate: string,
     env: ChildEnvironment,
     private readonly onGone: (kept: KeptChild) => void,
   ) {
@@ -220,7 +222,10 @@ let exitHook = false;
 function poolOf(world: ServerWorld) {
   let pool = kept.get(world.name);
   if (!pool) {
-    const directory = realpathSync(mkdtempSync(join(tmpdir(), `episode-factory-${world.name}-pool-`)));
+    // Beside the world's sandboxes: a server that refuses TMPDIR (obsidian-mcp) refuses its kept child's directory there too.
+    const parent = world.sandboxParent?.() ?? tmpdir();
+    mkdirSync(parent, { recursive: true });
+    const directory = realpathSync(mkdtempSync(join(parent, `episode-factory-${world.name}-pool-`)));
     pool = { directory, children: new Set() };
     kept.set(world.name, pool);
   }
@@ -240,6 +245,8 @@ export interface PooledLease {
   transport: LeaseTransport;
   stderr: () => string;
   pid: number | undefined;
+  /** The kept child's own directory (where a world's link to the sandbox lives). */
+  directory: string;
 }
 
 /**
@@ -257,13 +264,13 @@ export async function leaseKeptChild(
 ): Promise<PooledLease> {
   const reuse = world.reuse!;
   const pool = poolOf(world);
-  let child = [...pool.children].find((candidate) => !candidate.busy && !candidate.child.closed);
+  let child = [...pool.children].find((candidate) => !candidate.busy && !candidate.child.closed && candidate.pinnedDate === context.pinnedDate);
   if (!child) {
     // A directory of the child's own (its cwd, HOME and whatever its world keeps there, e.g. server-memory's link), so two kept children never share one.
     const directory = mkdtempSync(join(pool.directory, 'child-'));
     mkdirSync(join(directory, 'home'));
     const launch = reuse.launch(directory, context);
-    child = new KeptChild(program, launch.args, directory, environment(directory, launch.env), (gone) => {
+    child = new KeptChild(program, launch.args, directory, context.pinnedDate, environment(directory, launch.env), (gone) => {
       pool.children.delete(gone);
       rmSync(directory, { recursive: true, force: true });
     });
@@ -273,7 +280,10 @@ export async function leaseKeptChild(
   // Taken before any await: another episode of this thread (a model run with --concurrency) must not pick it too.
   const transport = chosen.take(onServerFault);
   try {
-    if (!chosen.child.pid) await chosen.child.start();
+    if (!chosen.child.pid) {
+      await reuse.prepare?.(sandbox, chosen.directory);
+      await chosen.child.start();
+    }
     await reuse.repoint(chosen.channel(), sandbox, chosen.directory);
   } catch (error) {
     await chosen.child.close();
@@ -281,7 +291,7 @@ export async function leaseKeptChild(
   } finally {
     chosen.endManagement();
   }
-  return { transport, stderr: () => chosen.stderr, pid: chosen.child.pid };
+  return { transport, stderr: () => chosen.stderr, pid: chosen.child.pid, directory: chosen.directory };
 }
 
 /** Kills every kept child of this thread (tests; a thread about to end). */

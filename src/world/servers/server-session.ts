@@ -155,7 +155,9 @@ export async function openServerSession(world: ServerWorld, random: Random, conf
       };
       live.add(connection);
       // Guards above the normaliser: they judge the arguments as the model sent them, and their refusals are our own text.
-      const normalised = new NormalisingTransport(downstream, normalisations);
+      // A kept child may see the root under a path of its own (a link), which its connection's rules show as the root too.
+      const connectionRules = pooled && world.reuse?.normalisations ? world.reuse.normalisations(pooled.directory, sandbox, options.pinnedDate) : normalisations;
+      const normalised = new NormalisingTransport(downstream, connectionRules);
       const upstream = world.guards?.length ? new GuardingTransport(normalised, world.guards) : normalised;
       try {
         if (!connectOptions.faults) {

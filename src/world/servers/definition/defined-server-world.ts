@@ -19,6 +19,7 @@ import { moduleExport, populateTwice, viewsTwice, type PopulateFunction, type Vi
 import { runProbe } from './probe-program.js';
 import { callProbeTool } from './probe-tool-call.js';
 import { runSeedProgram } from './seed-program.js';
+import { swappedLinkReuse } from './swapped-link.js';
 import type { SandboxContext } from './server-world-definition.js';
 
 /** A built-in world's own code where its definition's data cannot say it (the same contract as an escape-hatch module). */
@@ -47,10 +48,11 @@ function onPath(program: string): string | undefined {
   return undefined;
 }
 
-/** `{root}`, `{home}`, `{pinned_date}` and `{pinned_epoch}` in a launch line. */
-function placeholders(text: string, sandbox: { root: string; home: string }, pinnedDate: string): string {
+/** `{root}`, `{home}`, `{link}` (a kept child's), `{pinned_date}` and `{pinned_epoch}` in a launch line. */
+function placeholders(text: string, sandbox: { root: string; home: string; link?: string }, pinnedDate: string): string {
   return text
     .replaceAll('{root}', sandbox.root)
+    .replaceAll('{link}', sandbox.link ?? sandbox.root)
     .replaceAll('{home}', sandbox.home)
     .replaceAll('{pinned_date}', pinnedDate)
     .replaceAll('{pinned_epoch}', String(Math.floor(new Date(pinnedDate).getTime() / 1000)));
@@ -145,5 +147,17 @@ export function serverWorldFromDefinition(loaded: LoadedDefinition, code: Escape
     },
     normalisations: (sandbox, pinnedDate) => definedNormalisations(normalisationRules, guardDefinitions, sandbox, shownRoot, pinnedDate),
   };
+  if (launch.keep?.kind === 'swapped-link') {
+    const reuse = swappedLinkReuse(launch.keep, {
+      name: definition.name,
+      where,
+      rootName: shownRoot.split('/').filter(Boolean).pop() ?? 'sandbox',
+      args: launch.args ?? [],
+      env: launch.env ?? {},
+      placeholders,
+      normalisations: world.normalisations,
+    });
+    return { ...world, reuse };
+  }
   return world;
 }

@@ -47,7 +47,23 @@ export interface PackageDefinition {
   binary?: Record<string, string>;
 }
 
-export type KeepDefinition = { kind: 'none' } | { kind: 'swapped-link'; link?: string; args?: string[]; env?: Record<string, string> };
+/**
+ * `none`: a child per connection. `swapped-link`: one child per thread kept
+ * between episodes, started on `link` (relative to its own directory; the
+ * root's name under `current/` by default), a symlink swapped to each
+ * episode's root; `args` and `env` replace and overlay the fresh launch line's,
+ * with `{root}` and `{link}` the link's path and `{home}` the child's home;
+ * `repoint_calls` are tool calls made after each swap (not the first), never
+ * recorded, to clear what the server remembers of the last episode.
+ */
+export type KeepDefinition =
+  | { kind: 'none' }
+  | { kind: 'swapped-link'; link?: string; args?: string[]; env?: Record<string, string>; repoint_calls?: RepointCall[] };
+
+export interface RepointCall {
+  tool: string;
+  arguments?: JsonObject;
+}
 
 export interface SandboxDefinition {
   /** How the root shows to the model; its last component names the root on disk. */
