@@ -11,12 +11,12 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, unlink } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve, sep, win32 } from 'node:path';
 import { childEnvironment } from '../../../core/child-environment.js';
 import { FactoryError, errorMessage } from '../../../core/errors.js';
 import type { Random } from '../../../core/random.js';
 import { fileFormat } from '../formats/file-formats.js';
+import { openSqlite, sqliteClose, sqliteExec } from '../sqlite-database.js';
 import { render, renderValue, type Scope } from './definition-template.js';
 import { commandVariables } from './probe-command.js';
 import { drawScope, located, namedList } from './seed-draws.js';
@@ -24,7 +24,6 @@ import type { CommandDefinition, FileDefinition, SandboxContext, SeedDefinition 
 
 const COMMAND_DEADLINE_MS = 30_000;
 const STDERR_TAIL = 2000;
-const SQLITE_PACKAGE = 'mcp-sqlite@1.0.9';
 
 export async function runSeedProgram(seed: SeedDefinition, random: Random, context: SandboxContext, where: string): Promise<void> {
   const scope = drawScope(seed, random, where);
@@ -144,58 +143,20 @@ async function writeBytes(target: string, bytes: Buffer, relative: string, where
 }
 
 // ---------------------------------------------------------------------------
-// SQLite files, through the sqlite3 module mcp-sqlite depends on.
-
-interface SqliteDatabase {
-  exec(sql: string, callback: (error: Error | null) => void): void;
-  close(callback: (error: Error | null) => void): void;
-}
-
-interface SqliteModule {
-  Database: new (path: string, mode: number, callback: (error: Error | null) => void) => SqliteDatabase;
-  OPEN_READWRITE: number;
-  OPEN_CREATE: number;
-}
-
-let sqliteModule: SqliteModule | undefined;
-
-/** The sqlite3 module mcp-sqlite runs, or a FactoryError naming the install line. */
-function sqlite3(): SqliteModule {
-  if (sqliteModule) return sqliteModule;
-  try {
-    const manifest = createRequire(import.meta.url).resolve('mcp-sqlite/package.json');
-    sqliteModule = createRequire(manifest)('sqlite3') as SqliteModule;
-  } catch (error) {
-    throw new FactoryError('server_package', `a seed program writes a SQLite file, but the sqlite3 module (a dependency of ${SQLITE_PACKAGE}) does not load: ${errorMessage(error)}`, {
-      fix: `npm install --save-exact ${SQLITE_PACKAGE} (sqlite3 builds from source when no prebuilt binary fits: it needs python3, make, a C++ compiler and Node's headers)`,
-      cause: error,
-    });
-  }
-  return sqliteModule;
-}
-
-function settle(work: (callback: (error: Error | null) => void) => void): Promise<void> {
-  return new Promise((resolvePromise, reject) => work((error) => (error ? reject(error) : resolvePromise())));
-}
+// SQLite files, through the sqlite3 module mcp-sqlite depends on (../sqlite-database.ts).
 
 async function writeSqlite(target: string, sql: string, relative: string, where: string, pointer: string): Promise<void> {
-  const module = sqlite3();
   // A fresh database each time: the file's bytes then depend on the SQL alone.
   if (await refuseSymlink(target, relative, where, pointer)) await unlink(target);
-  let db: SqliteDatabase | undefined;
+  const db = await openSqlite(target, 'create', 'a seed program that writes a SQLite file');
   try {
-    db = await new Promise<SqliteDatabase>((resolvePromise, reject) => {
-      const opened: SqliteDatabase = new module.Database(target, module.OPEN_READWRITE | module.OPEN_CREATE, (error) => (error ? reject(error) : resolvePromise(opened)));
-    });
-    const handle = db;
     // The page size is fixed so the file's bytes do not follow the build's default.
-    await settle((callback) => handle.exec('PRAGMA page_size = 4096', callback));
-    await settle((callback) => handle.exec(sql, callback));
+    await sqliteExec(db, 'PRAGMA page_size = 4096');
+    await sqliteExec(db, sql);
   } catch (error) {
     throw invalid(where, `${pointer}/sqlite`, `SQLite refuses the SQL for "${relative}": ${errorMessage(error)}`, 'fix the SQL (string values through the |sql filter)');
   } finally {
-    const handle = db;
-    if (handle) await settle((callback) => handle.close(callback));
+    await sqliteClose(db);
   }
 }
 

@@ -13,7 +13,7 @@
 // of customers, orders and products) at the snapshot's top level.
 //
 // The generator and the probe use the `sqlite3` module in the factory
-// process, resolved from mcp-sqlite's own directory so it is the very binary
+// process (../sqlite-database.ts), resolved from mcp-sqlite's own directory so it is the very binary
 // the server runs (SQLite 3.44.2 here), loaded only when this world is used:
 // a missing or unbuilt optional dependency then fails this world alone, with
 // the install line as the fix. Going through the child instead would cost a
@@ -23,9 +23,7 @@
 // values; the native module is already required by the server we pin, so
 // nothing new is installed.
 
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { FactoryError, errorMessage } from '../../../core/errors.js';
+import { join } from 'node:path';
 import type { JsonObject, JsonValue } from '../../../core/json-value.js';
 import { capitalise } from '../../../core/letter-case.js';
 import { PACKAGE_ROOT } from '../../../core/package-paths.js';
@@ -35,67 +33,10 @@ import type { ServerWorld } from '../../server-world.js';
 import { loadDefinition } from '../definition/definition-loader.js';
 import { serverWorldFromDefinition } from '../definition/defined-server-world.js';
 import type { PopulateArguments } from '../definition/escape-hatch.js';
-import { installedPackage } from '../server-package.js';
+import { openSqlite, sqliteAll, sqliteClose, sqliteExec, sqliteRun, type SqliteDatabase } from '../sqlite-database.js';
 
 /** The database, as the definition's launch line names it. */
 const DB_FILE = 'db.sqlite';
-
-// ---------------------------------------------------------------------------
-// The sqlite3 module, loaded lazily.
-
-interface SqliteDatabase {
-  all(sql: string, params: readonly unknown[], callback: (error: Error | null, rows: Record<string, unknown>[]) => void): void;
-  run(sql: string, params: readonly unknown[], callback: (error: Error | null) => void): void;
-  exec(sql: string, callback: (error: Error | null) => void): void;
-  close(callback: (error: Error | null) => void): void;
-}
-
-interface SqliteModule {
-  Database: new (path: string, mode: number, callback: (error: Error | null) => void) => SqliteDatabase;
-  OPEN_READWRITE: number;
-  OPEN_CREATE: number;
-}
-
-let loaded: SqliteModule | undefined;
-
-/** The server's own sqlite3, or a FactoryError naming the install line. */
-function sqlite3(): SqliteModule {
-  if (loaded) return loaded;
-  const pinned = sqliteServerWorld.package;
-  const found = installedPackage(pinned);
-  try {
-    loaded = createRequire(join(dirname(found.entry), 'package.json'))('sqlite3') as SqliteModule;
-  } catch (error) {
-    throw new FactoryError('server_package', `${pinned.name}@${pinned.version} is installed, but its sqlite3 native module does not load: ${errorMessage(error)}`, {
-      fix: `npm install --save-exact ${pinned.name}@${pinned.version} (sqlite3 builds from source when no prebuilt binary fits: it needs python3, make, a C++ compiler and Node's headers)`,
-      cause: error,
-    });
-  }
-  return loaded;
-}
-
-async function openDatabase(path: string, create: boolean): Promise<SqliteDatabase> {
-  const module = sqlite3();
-  return new Promise((resolve, reject) => {
-    const db = new module.Database(path, module.OPEN_READWRITE | (create ? module.OPEN_CREATE : 0), (error) => (error ? reject(error) : resolve(db)));
-  });
-}
-
-function all(db: SqliteDatabase, sql: string, params: readonly unknown[] = []): Promise<Record<string, unknown>[]> {
-  return new Promise((resolve, reject) => db.all(sql, params, (error, rows) => (error ? reject(error) : resolve(rows))));
-}
-
-function run(db: SqliteDatabase, sql: string, params: readonly unknown[] = []): Promise<void> {
-  return new Promise((resolve, reject) => db.run(sql, params, (error) => (error ? reject(error) : resolve())));
-}
-
-function exec(db: SqliteDatabase, sql: string): Promise<void> {
-  return new Promise((resolve, reject) => db.exec(sql, (error) => (error ? reject(error) : resolve())));
-}
-
-function close(db: SqliteDatabase): Promise<void> {
-  return new Promise((resolve, reject) => db.close((error) => (error ? reject(error) : resolve())));
-}
 
 // ---------------------------------------------------------------------------
 // The seeded generator.
@@ -304,21 +245,21 @@ export function drawStore(random: Random): StoreRows {
 }
 
 async function writeStore(path: string, rows: StoreRows): Promise<void> {
-  const db = await openDatabase(path, true);
+  const db = await openSqlite(path, 'create', 'the sqlite-server world\'s generator');
   try {
     // Pinned, so the file's size (which db_info prints) cannot follow the device.
-    await exec(db, 'PRAGMA page_size = 4096');
-    await exec(db, 'BEGIN');
-    for (const statement of STORE_SCHEMA) await exec(db, statement);
+    await sqliteExec(db, 'PRAGMA page_size = 4096');
+    await sqliteExec(db, 'BEGIN');
+    for (const statement of STORE_SCHEMA) await sqliteExec(db, statement);
     for (const table of ['customers', 'leads', 'products', 'orders', 'order_items'] as const) {
       for (const row of rows[table] as ReadonlyArray<object>) {
         const entries = Object.entries(row);
-        await run(db, `INSERT INTO ${table} (${entries.map(([column]) => column).join(', ')}) VALUES (${entries.map(() => '?').join(', ')})`, entries.map(([, value]) => value));
+        await sqliteRun(db, `INSERT INTO ${table} (${entries.map(([column]) => column).join(', ')}) VALUES (${entries.map(() => '?').join(', ')})`, entries.map(([, value]) => value));
       }
     }
-    await exec(db, 'COMMIT');
+    await sqliteExec(db, 'COMMIT');
   } finally {
-    await close(db);
+    await sqliteClose(db);
   }
 }
 
@@ -351,17 +292,17 @@ interface TableProbe {
 
 async function probeTable(db: SqliteDatabase, name: string, sql: string | null): Promise<{ table: TableProbe; keyed: Record<string, JsonObject> }> {
   const quoted = quoteIdentifier(name);
-  const info = await all(db, `PRAGMA table_info(${quoted})`);
+  const info = await sqliteAll(db, `PRAGMA table_info(${quoted})`);
   const columns = info.map((column) => ({ name: cell(column.name), type: cell(column.type), notnull: cell(column.notnull), default: cell(column.dflt_value), pk: cell(column.pk) }));
   let rows: Record<string, unknown>[];
   let nextRowid: number | null = null;
   try {
-    rows = await all(db, `SELECT * FROM ${quoted} ORDER BY rowid`);
-    const [max] = await all(db, `SELECT max(rowid) AS max FROM ${quoted}`);
+    rows = await sqliteAll(db, `SELECT * FROM ${quoted} ORDER BY rowid`);
+    const [max] = await sqliteAll(db, `SELECT max(rowid) AS max FROM ${quoted}`);
     nextRowid = typeof max?.max === 'number' ? max.max + 1 : 1;
   } catch {
     // A WITHOUT ROWID table (or a view-like virtual table): every column, in order.
-    rows = await all(db, `SELECT * FROM ${quoted} ORDER BY ${columns.map((_, index) => index + 1).join(', ') || '1'}`);
+    rows = await sqliteAll(db, `SELECT * FROM ${quoted} ORDER BY ${columns.map((_, index) => index + 1).join(', ') || '1'}`);
   }
   const json = rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, cell(value)])) as JsonObject);
   // Keyed by the single-column primary key when there is one whose values make clean keys, else by position from 1.
@@ -436,9 +377,9 @@ function storeViews(keyed: Record<string, Record<string, JsonObject>>): JsonObje
  * file's bytes.
  */
 export async function probeSqliteSandbox(sandbox: { root: string }): Promise<JsonObject> {
-  const db = await openDatabase(join(sandbox.root, DB_FILE), false);
+  const db = await openSqlite(join(sandbox.root, DB_FILE), 'write', 'the sqlite-server world\'s probe');
   try {
-    const objects = await all(db, "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
+    const objects = await sqliteAll(db, "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
     const tables: Record<string, JsonObject> = {};
     const keyed: Record<string, Record<string, JsonObject>> = {};
     for (const object of objects.filter((entry) => entry.type === 'table')) {
@@ -454,7 +395,7 @@ export async function probeSqliteSandbox(sandbox: { root: string }): Promise<Jso
       ...storeViews(keyed),
     };
   } finally {
-    await close(db);
+    await sqliteClose(db);
   }
 }
 
