@@ -190,6 +190,18 @@ describe('the escape hatch', () => {
     assert.equal(snapshot.file_count, Object.keys(snapshot.tree.files).length);
   });
 
+  test('a views module that is not deterministic is refused the first time the world is probed', async () => {
+    writeFileSync(join(directory, 'worlds', 'clock-views.mjs'), 'export function views() { return { now: String(process.hrtime.bigint()) }; }\n');
+    const base = definition() as { probe: object };
+    const world = serverWorldFromDefinition(loadDefinition(writeWorld('with-clock-views', definition({ name: 'with-clock-views', probe: { ...base.probe, module: 'clock-views.mjs' } }))));
+    await assert.rejects(drawServerSnapshot(world, substream(5, 'world'), {}, PINNED), (error: unknown) => {
+      assert.ok(error instanceof FactoryError);
+      assert.equal(error.code, 'escape_hatch_nondeterministic');
+      assert.match(error.message, /views module gave different views/);
+      return true;
+    });
+  });
+
   test('a populate module that is not deterministic is refused, naming the file that differed', async () => {
     writeFileSync(join(directory, 'worlds', 'clock.mjs'), "import { writeFileSync } from 'node:fs';\nexport function populate({ root }) { writeFileSync(root + '/clock.txt', String(process.hrtime.bigint())); }\n");
     const base = definition() as { seed: object };
