@@ -19,8 +19,9 @@ export interface InstalledPackage {
 
 const installed = new Map<string, InstalledPackage>();
 
-function installLine(pkg: ServerPackage): string {
-  return `npm install --save-exact ${pkg.name}@${pkg.version}`;
+/** What installs a package at exactly this version. */
+export function installLine(name: string, version: string): string {
+  return `npm install --save-exact ${name}@${version}`;
 }
 
 /**
@@ -30,9 +31,9 @@ function installLine(pkg: ServerPackage): string {
  * out (obsidian-mcp) cannot be resolved by that name, so the directories Node
  * searches are looked in directly.
  */
-function manifestsOf(name: string): string[] {
+export function packageManifests(name: string, cwd = process.cwd()): string[] {
   const found: string[] = [];
-  for (const base of [join(process.cwd(), 'package.json'), fileURLToPath(import.meta.url)]) {
+  for (const base of [join(cwd, 'package.json'), fileURLToPath(import.meta.url)]) {
     const require = createRequire(base);
     try {
       found.push(require.resolve(`${name}/package.json`));
@@ -53,14 +54,14 @@ export function installedPackage(pkg: ServerPackage): InstalledPackage {
   const key = `${pkg.name}@${pkg.version}`;
   const known = installed.get(key);
   if (known) return known;
-  const manifests = manifestsOf(pkg.name);
+  const manifests = packageManifests(pkg.name);
   if (manifests.length === 0) {
-    throw new FactoryError('server_package', `the server world needs ${pkg.name}@${pkg.version}, which is not installed`, { fix: installLine(pkg) });
+    throw new FactoryError('server_package', `the server world needs ${pkg.name}@${pkg.version}, which is not installed`, { fix: installLine(pkg.name, pkg.version) });
   }
   // The working directory's copy first, the factory's next: the first at the pinned version serves.
   const manifestPath = manifests.find((path) => versionOf(path) === pkg.version);
   if (manifestPath === undefined) {
-    throw new FactoryError('server_package', `${pkg.name} is installed at ${manifests.map(versionOf).join(' and ')}, but the world is pinned to ${pkg.version}`, { fix: installLine(pkg) });
+    throw new FactoryError('server_package', `${pkg.name} is installed at ${manifests.map(versionOf).join(' and ')}, but the world is pinned to ${pkg.version}`, { fix: installLine(pkg.name, pkg.version) });
   }
   const directory = dirname(manifestPath);
   const found: InstalledPackage = { entry: join(directory, pkg.entry), version: pkg.version, integrity: lockedIntegrity(directory, pkg.name) };

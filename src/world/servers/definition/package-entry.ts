@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { FactoryError } from '../../../core/errors.js';
-import { PACKAGE_ROOT } from '../../../core/package-paths.js';
+import { installLine, packageManifests } from '../server-package.js';
 
 export interface FoundPackage {
   name: string;
@@ -40,34 +40,9 @@ export function parsePackageSpec(spec: string): { name: string; version: string 
   return { name, version };
 }
 
-function installLine(name: string, version: string): string {
-  return `npm install --save-exact ${name}@${version}`;
-}
-
-/**
- * `node_modules/<name>/package.json` as Node's lookup finds it from each
- * place searched (each directory up to the file system's root), in order. Read
- * from disk rather than through require.resolve: a package whose `exports`
- * does not list package.json could not be resolved that way.
- */
-function manifestsFrom(name: string, places: readonly string[]): string[] {
-  const found: string[] = [];
-  for (const place of places) {
-    for (let directory = place; ; directory = dirname(directory)) {
-      const path = join(directory, 'node_modules', name, 'package.json');
-      if (existsSync(path)) {
-        if (!found.includes(path)) found.push(path);
-        break;
-      }
-      if (dirname(directory) === directory) break;
-    }
-  }
-  return found;
-}
-
 /** The installed package at exactly `version`, and its start file. */
 export function findPackage(name: string, version: string, cwd = process.cwd()): FoundPackage {
-  const manifests = manifestsFrom(name, [resolve(cwd), PACKAGE_ROOT]);
+  const manifests = packageManifests(name, resolve(cwd));
   if (manifests.length === 0) {
     throw new FactoryError('server_package', `${name} is not installed in node_modules of ${cwd} or of the factory`, { fix: installLine(name, version) });
   }
