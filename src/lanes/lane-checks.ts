@@ -313,9 +313,9 @@ function checkPredicate(
   const present = (keys: readonly string[]) => keys.filter((key) => (predicate as Record<string, unknown>)[key] !== undefined);
   const allowed: Record<string, readonly string[]> = {
     all: [], any: [], not: [], answer: [], informed: [],
-    path: PATH_OPERATORS, unchanged: ['except', 'allow_added'], count: BOUNDS, calls: BOUNDS, questions: BOUNDS,
+    path: PATH_OPERATORS, unchanged: ['except', 'allow_added', 'except_where'], count: BOUNDS, calls: BOUNDS, questions: BOUNDS,
   };
-  for (const key of ['equals', 'contains', 'exists', 'except', 'allow_added', 'min', 'max']) {
+  for (const key of ['equals', 'contains', 'exists', 'except', 'allow_added', 'except_where', 'min', 'max']) {
     if ((predicate as Record<string, unknown>)[key] !== undefined && !allowed[group!]!.includes(key)) {
       at([...tokens, key], `is not used with "${group}"`);
     }

@@ -78,6 +78,8 @@ export interface Predicate {
   except?: string[];
   /** With `unchanged`: keys absent from the initial snapshot (records the episode created) may appear. */
   allow_added?: boolean;
+  /** With `unchanged` on a list or map: items matching this clause (before or after) may change, appear or go. */
+  except_where?: Where;
   count?: { path: string; where?: Where; snapshot?: 'initial' | 'final' };
   calls?: { tool: string; ok?: boolean };
   /** Every call of `tool` comes after a user turn that gave the fact (a write made on a guess fails). */

@@ -68,7 +68,10 @@ export function evaluatePredicate(predicate: Predicate, context: PredicateContex
   const rendered = renderDeep(leaf, context.params) as Predicate;
   if (leaf.answer?.matches !== undefined) rendered.answer!.matches = renderPattern(leaf.answer.matches, context.params);
   if (rendered.path !== undefined) return evaluatePath(rendered, context);
-  if (rendered.unchanged !== undefined) return evaluateUnchanged(rendered.unchanged, rendered.except ?? [], rendered.allow_added === true, context);
+  if (rendered.unchanged !== undefined) {
+    if (rendered.except_where) return evaluateUnchangedWhere(rendered.unchanged, rendered.except_where, rendered.except ?? [], rendered.allow_added === true, context);
+    return evaluateUnchanged(rendered.unchanged, rendered.except ?? [], rendered.allow_added === true, context);
+  }
   if (rendered.count) {
     const snapshot = rendered.count.snapshot === 'initial' ? context.initial : context.final;
     const items = collectionAt(snapshot, rendered.count.path);
@@ -158,6 +161,48 @@ function evaluateUnchanged(pointer: string, except: readonly string[], allowAdde
   return changed.length === 0
     ? { passed: true, detail: `${where} unchanged apart from ${apart}` }
     : { passed: false, detail: `${where} changed at ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}` };
+}
+
+/**
+ * `unchanged` over a list or map apart from the items a where clause picks (in
+ * either snapshot): "this entity may change, no other may". A list keeps its
+ * order; with allow_added, items that were not there before may appear among
+ * the rest, which must all still be there, in order.
+ */
+function evaluateUnchangedWhere(pointer: string, where: Where, except: readonly string[], allowAdded: boolean, context: PredicateContext): Verdict {
+  const before = resolvePointer(context.initial, pointer).value;
+  const after = resolvePointer(context.final, pointer).value;
+  const at = pointer || 'the world';
+  const apart = `apart from items where ${canonicalJson(where)}`;
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const initial = before.filter((item) => !matchesWhere(item, where));
+    const final = after.filter((item) => !matchesWhere(item, where));
+    let next = 0;
+    let extra = 0;
+    for (const item of final) {
+      if (next < initial.length && canonicalEquals(item, initial[next]!)) next++;
+      else extra++;
+    }
+    if (next < initial.length) return { passed: false, detail: `${at} changed ${apart}: ${canonicalJson(initial[next]!).slice(0, 120)} is gone or altered` };
+    if (extra > 0 && !allowAdded) return { passed: false, detail: `${at} changed ${apart}: ${extra} item(s) added or altered` };
+    return { passed: true, detail: `${at} unchanged ${apart}` };
+  }
+  if (isJsonObject(before) && isJsonObject(after)) {
+    const skipped = new Set(except.map(String));
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    const changed = [...keys].filter((key) => {
+      if (skipped.has(key)) return false;
+      const had = Object.prototype.hasOwnProperty.call(before, key);
+      if ((had && matchesWhere(before[key], where)) || (Object.prototype.hasOwnProperty.call(after, key) && matchesWhere(after[key], where))) return false;
+      if (!had && allowAdded) return false;
+      return !canonicalEquals(before[key] ?? null, after[key] ?? null);
+    }).sort();
+    return changed.length === 0
+      ? { passed: true, detail: `${at} unchanged ${apart}` }
+      : { passed: false, detail: `${at} changed at ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}` };
+  }
+  const same = canonicalEquals(before ?? null, after ?? null);
+  return { passed: same, detail: same ? `${at} unchanged` : `${at} changed (not a list or map, so no item could be set apart)` };
 }
 
 function bounded(what: string, actual: number, predicate: Predicate): Verdict {

@@ -96,6 +96,28 @@ describe('hidden predicates over snapshots', () => {
     assert.equal(passes(predicate, context({ final: removed })), false, 'a deleted record is not an addition');
   });
 
+  it('sets apart the items a where clause picks, in a map and in a list, and nothing else', () => {
+    const predicate: Predicate = { unchanged: '/issues', except_where: { number: '{{target.number}}' } };
+    const touchedTarget = withChange((copy) => (copy.issues['1423'].state = 'closed'));
+    const touchedOther = withChange((copy) => (copy.issues['2077'].state = 'open'));
+    const removedTarget = withChange((copy) => delete copy.issues['1423']);
+    assert.equal(passes(predicate, context({ final: touchedTarget })), true);
+    assert.equal(passes(predicate, context({ final: removedTarget })), true);
+    assert.equal(evaluatePredicate(predicate, context({ final: touchedOther })).detail, '/issues changed at 2077');
+    const users: Predicate = { unchanged: '/users', except_where: { login: 'kenji.sato41' } };
+    const renamedKenji = withChange((copy) => (copy.users[1].email = 'k@example.com'));
+    const renamedInes = withChange((copy) => (copy.users[0].email = 'i@example.com'));
+    const added = withChange((copy) => copy.users.push({ login: 'new.person1', email: 'n@example.com' }));
+    const reordered = withChange((copy) => copy.users.reverse());
+    assert.equal(passes(users, context({ final: renamedKenji })), true);
+    assert.equal(passes(users, context({ final: renamedInes })), false, 'another item of the list changed');
+    assert.equal(passes(users, context({ final: added })), false, 'an added item is a change without allow_added');
+    assert.equal(passes({ ...users, allow_added: true }, context({ final: added })), true);
+    assert.equal(passes({ ...users, allow_added: true }, context({ final: renamedInes })), false, 'allow_added does not excuse an altered item');
+    assert.equal(passes({ unchanged: '/users', except_where: { login: 'ines.okafor27' } }, context({ final: reordered })), true, 'one item left: order cannot differ');
+    assert.equal(passes({ unchanged: '/users', except_where: { login: 'nobody' } }, context({ final: reordered })), false, 'a list keeps its order');
+  });
+
   it('fills parameters into an answer regex as literal text', () => {
     const ctx = (answer: string) => context({ answer, params: { price: '$124.99', stock: 97 } });
     const predicate: Predicate = { answer: { matches: '{{price}}, (?:with )?{{stock}} in stock' } };
