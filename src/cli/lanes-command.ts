@@ -17,6 +17,7 @@ import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
 import { checkLaneSoundness, defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
 import { getWorld } from '../world/world-registry.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
+import { registerLanesSynthesize } from './lanes-synthesize-command.js';
 import { shortPin } from '../models/model-pin.js';
 
 interface LaneRow {
@@ -200,6 +201,8 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         streams.stdout.write(`to draw from them, add  "rewrites": "${basename(result.file)}"  to ${path}, then run  episode-factory lanes check ${laneName}\n`);
       }
     });
+
+  registerLanesSynthesize(lanes, streams, setExit);
 
   lanes
     .command('check')

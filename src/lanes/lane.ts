@@ -116,6 +116,18 @@ export interface Task {
   predicates: (Predicate & { id: string })[];
   /** Trajectories the predicates must fail (checked by `lanes check`). */
   wrong?: WrongTrajectory[];
+  /** How `lanes synthesize` made the task; absent on a hand-written one. */
+  synthesized?: TaskSynthesis;
+}
+
+/** A synthesised task's provenance: the sampler or writer model, and the draw that made it. */
+export interface TaskSynthesis {
+  by: string;
+  sampler?: string;
+  writer_digest?: string;
+  draw: number;
+  kind: 'write' | 'read';
+  tools?: string[];
 }
 
 /** A plausible wrong way to do a task: its own solution, and values drawn after the task's own. */

@@ -4,7 +4,7 @@
 // and replay both come through here; only the policy differs.
 
 import type { Message } from '../core/conversation.js';
-import type { JsonObject } from '../core/json-value.js';
+import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import { substream, type Random } from '../core/random.js';
 import { chooseVariant, type EpisodeSpec } from '../lanes/episode-plan.js';
@@ -61,6 +61,8 @@ export interface ProduceOptions {
   halt?: WallTimeHalt;
   /** Who plays the user of a task with facts; the scripted user when absent. */
   userFor?: UserFactory;
+  /** Task synthesis reads the state a run left behind (the record keeps only its hash). */
+  onSnapshots?: (seen: { initial: JsonValue; final: JsonValue; params: Record<string, JsonValue> }) => void;
 }
 
 export const FACTORY_ACTOR: JsonObject = { role: 'factory', kind: 'program', name: 'episode-factory', version: FACTORY_VERSION };
@@ -118,6 +120,7 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
   enterPhase('snapshot');
   const finalSnapshot = await world.finalSnapshot();
   exitPhase('snapshot');
+  options.onSnapshots?.({ initial: initialSnapshot, final: finalSnapshot, params: instance.params });
   enterPhase('predicates');
   const aliases = new Map(faults.filter((fault) => fault.renamed_to).map((fault) => [fault.renamed_to!, fault.tool!]));
   const verdicts = evaluatePredicates(task.predicates, {

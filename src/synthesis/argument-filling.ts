@@ -1,0 +1,264 @@
+// Owns filling one tool's input schema with arguments a task can state: a
+// property that names a record (by its name, or by its description naming the
+// record's field) is bound to a record drawn from a collection of the initial
+// state through a lane parameter ({"from": …}), so the task instantiates on
+// every seed; an enum takes one of its values; anything else gets a fresh
+// value drawn per seed from a fixed list. Every value is also a mention: the
+// words the instruction uses to state it.
+
+import type { JsonObject, JsonValue } from '../core/json-value.js';
+import { isJsonObject } from '../core/json-value.js';
+import type { Random } from '../core/random.js';
+import type { ParamSpec } from '../lanes/lane.js';
+import { singular, words, type Collection } from './state-survey.js';
+
+/** What the instruction says for one argument: "name {{target.name}}". */
+export interface Mention {
+  property: string;
+  /** A template or a literal, as the instruction states it. */
+  text: string;
+}
+
+/** A parameter bound to a record: which collection and which field names it. */
+export interface Binding {
+  param: string;
+  collection: Collection;
+  field: string;
+}
+
+export interface FilledCall {
+  call: string;
+  arguments: JsonObject;
+  mentions: Mention[];
+}
+
+/** The parameters a candidate's calls share: bindings to records and fresh values. */
+export class ParameterPool {
+  readonly params: Record<string, ParamSpec> = {};
+  readonly bindings: Binding[] = [];
+  readonly fresh = new Set<string>();
+
+  constructor(private readonly random: Random) {}
+
+  /** A record of `collection` named by `field`: the first binding of a collection is reused, so "the entity" stays one entity. */
+  bind(collection: Collection, field: string, distinct: boolean): Binding {
+    const existing = this.bindings.filter((binding) => binding.collection.pointer === collection.pointer);
+    if (existing.length > 0 && !distinct) return { ...existing[0]!, field };
+    const param = existing.length === 0 ? 'target' + (this.bindings.length === 0 ? '' : this.bindings.length + 1) : `${existing[0]!.param}_other${existing.length}`;
+    const identity = collection.naming[0]!;
+    const where: Record<string, JsonValue | { not: JsonValue }> = {};
+    for (const earlier of existing) where[identity] = { not: `{{${earlier.param}.${identity}}}` };
+    // Half the time the record is one of a kind (an open issue, a project): tools that need a state find it, and tasks differ by it.
+    if (existing.length === 0 && collection.kinds.length > 0 && this.random.chance(0.5)) {
+      const kind = this.random.pick(collection.kinds);
+      where[kind.field] = this.random.pick(kind.values);
+    }
+    this.params[param] = Object.keys(where).length === 0 ? { from: collection.pointer } : { from: collection.pointer, where };
+    const binding = { param, collection, field };
+    this.bindings.push({ ...binding, field: identity });
+    return binding;
+  }
+
+  /** A fresh value, one of a fixed list drawn now, picked per seed when the task runs. */
+  freshValue(property: string, kind: 'text' | 'name' | 'integer', range: [number, number] = [11, 97]): string {
+    const base = words(property).replace(/ /g, '_') || 'value';
+    let name = base;
+    for (let index = 2; this.params[name] !== undefined; index++) name = `${base}_${index}`;
+    const choices: JsonValue[] = [];
+    while (choices.length < FRESH_CHOICES) {
+      if (kind === 'integer' && range[1] - range[0] + 1 < FRESH_CHOICES && choices.length > range[1] - range[0]) break;
+      const value = kind === 'integer' ? this.random.int(range[0], range[1]) : kind === 'name' ? freshName(this.random) : freshText(this.random);
+      if (!choices.includes(value)) choices.push(value);
+    }
+    this.params[name] = { choice: choices };
+    this.fresh.add(name);
+    return `{{${name}}}`;
+  }
+}
+
+const FRESH_CHOICES = 6;
+const ADJECTIVES = ['amber', 'brisk', 'cobalt', 'dusky', 'ember', 'fallow', 'gilded', 'hollow', 'ivory', 'jade', 'lunar', 'misty', 'nimble', 'opal', 'russet', 'silver', 'tawny', 'umber', 'velvet', 'woven'];
+const NOUNS = ['falcon', 'harbor', 'meadow', 'lantern', 'quarry', 'orchard', 'beacon', 'glacier', 'thicket', 'canyon', 'delta', 'spire', 'tundra', 'willow', 'basalt', 'cinder', 'fjord', 'heron', 'kestrel', 'marsh'];
+const TEXTS = ['needs a review before Friday', 'waiting on the vendor', 'moved to the next sprint', 'owner is on leave', 'blocked by the audit', 'ready for sign-off', 'check the budget first', 'ask the design team'];
+
+function freshName(random: Random): string {
+  return `${random.pick(ADJECTIVES)}-${random.pick(NOUNS)}`;
+}
+
+function freshText(random: Random): string {
+  return `${random.pick(ADJECTIVES)} ${random.pick(NOUNS)}: ${random.pick(TEXTS)}`;
+}
+
+export interface FillContext {
+  random: Random;
+  pool: ParameterPool;
+  collections: readonly Collection[];
+  /** The collection the call is about, when it names a record. */
+  target?: Collection;
+  /** Where a server world shows its sandbox ("/repo"); path arguments are written under it. */
+  shownRoot?: string;
+}
+
+/** Fill a tool's arguments, or say why it cannot be filled. */
+export function fillArguments(tool: { name: string; inputSchema: JsonObject; annotations?: { readOnlyHint?: boolean } }, context: FillContext): FilledCall | { problem: string } {
+  const mentions: Mention[] = [];
+  try {
+    // A read needs no option to do something; options would only be values the question must state.
+    const value = fillObject(tool.inputSchema, context, mentions, tool.annotations?.readOnlyHint === true ? 'read' : 'top');
+    return { call: tool.name, arguments: value, mentions };
+  } catch (error) {
+    if (error instanceof Unfillable) return { problem: error.message };
+    throw error;
+  }
+}
+
+class Unfillable extends Error {}
+
+/** How well a property names a collection's field: 0 (not at all) to 3 (by its very name). */
+export function propertyScore(property: string, description: string, collection: Collection, field: string): number {
+  const plain = normal(property);
+  const one = normal(singular(property));
+  const name = normal(field);
+  if (plain === name || one === name) return 3;
+  const noun = normal(singular(collection.noun));
+  // An argument called after the record itself ("table", "project") takes the record's name.
+  if ((plain === noun || one === noun) && field === collection.naming[0]) return 3;
+  if (name.length >= 3 && (plain.endsWith(name) || one.endsWith(name)) && (plain.startsWith(noun) || plain.length - name.length <= 6)) return 2;
+  const text = description.toLowerCase();
+  if (text.includes(`${words(field)} of the ${singular(collection.noun)}`) || text.includes(`${singular(collection.noun)} ${words(field)}`)) return 2;
+  if (words(field) === 'name' && /\bnames? of (the |an? )?(entit|node|item|record)/.test(text)) return 1;
+  return 0;
+}
+
+function singularName(name: string): string {
+  return /ies$/.test(name) ? name.replace(/ies$/, 'y') : /[^s]s$/.test(name) ? name.slice(0, -1) : name;
+}
+
+function normal(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+const PATH_LIKE = /^(path|paths|file|files|filename|filepath|file_path|source|src|note|notepath)$/i;
+const TEXT_LIKE = /(content|contents|text|body|description|observation|comment|message|note)s?$/i;
+
+function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[], level: 'top' | 'read' | 'inner'): JsonObject {
+  const properties = isJsonObject(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const out: JsonObject = {};
+  const names = Object.keys(properties).filter((name) => required.includes(name));
+  // An optional argument that says where the repository or sandbox is (git's `path`) is always given: the server has no other way to know.
+  const rooted = Object.keys(properties).filter((name) => !required.includes(name) && context.shownRoot !== undefined && isRootArgument(name, properties[name]));
+  names.push(...rooted);
+  const optional = Object.keys(properties).filter((name) => !required.includes(name) && !rooted.includes(name) && isJsonObject(properties[name]));
+  // A tool whose only required argument names the record (update_issue) does nothing without one of its options.
+  const needsMore = level === 'read' ? false : level === 'top' ? names.filter((name) => !rooted.includes(name)).every((name) => bindingFor(name, properties[name] as JsonObject, context) !== undefined) : names.length === 0;
+  if (needsMore && optional.length > 0) names.push(context.random.pick(optional));
+  for (const name of names) {
+    const property = properties[name];
+    if (!isJsonObject(property)) throw new Unfillable(`property "${name}" has no schema`);
+    if (rooted.includes(name)) {
+      out[name] = context.shownRoot!;
+      continue;
+    }
+    out[name] = fillValue(name, property, context, mentions);
+  }
+  return out;
+}
+
+function isRootArgument(name: string, schema: JsonValue | undefined): boolean {
+  if (!isJsonObject(schema) || typeOf(schema) !== 'string') return false;
+  const description = typeof schema.description === 'string' ? schema.description : '';
+  return /^(path|repo|repository|root|cwd|directory|dir|vault)$/i.test(name) && /\b(repository|working dir|vault|root)\b/i.test(description);
+}
+
+function bindingFor(name: string, schema: JsonObject, context: FillContext): { collection: Collection; field: string } | undefined {
+  if (context.target) {
+    const found = bestField(name, schema, context.target, 1);
+    if (found) return { collection: context.target, field: found };
+    if (PATH_LIKE.test(name) && context.target.naming.includes('path')) return { collection: context.target, field: 'path' };
+  }
+  // An argument that names a record of another collection by its very name (a project key, a customer id, an email to notify).
+  for (const collection of context.collections) {
+    if (collection === context.target) continue;
+    const found = bestField(name, schema, collection, 3) ?? (schema.format === 'email' && collection.naming.includes('email') ? 'email' : undefined);
+    if (found) return { collection, field: found };
+  }
+  return undefined;
+}
+
+function bestField(name: string, schema: JsonObject, collection: Collection, least: number): string | undefined {
+  const description = typeof schema.description === 'string' ? schema.description : '';
+  let best: { field: string; score: number } | undefined;
+  for (const field of collection.naming) {
+    const score = propertyScore(name, description, collection, field);
+    if (score >= least && (!best || score > best.score)) best = { field, score };
+  }
+  return best?.field;
+}
+
+function fillValue(name: string, schema: JsonObject, context: FillContext, mentions: Mention[]): JsonValue {
+  const type = typeOf(schema);
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) {
+    const value = context.random.pick(schema.enum as JsonValue[]);
+    mentions.push({ property: words(name), text: String(value) });
+    return value;
+  }
+  if (type === 'object') return fillObject(schema, context, mentions, 'inner');
+  if (type === 'array') {
+    const items = isJsonObject(schema.items) ? schema.items : { type: 'string' };
+    // One item of a list argument is stated as one thing: "name X", not "names X".
+    return [fillValue(singularName(name), items, context, mentions)];
+  }
+  if (type === 'boolean') {
+    const value = context.random.chance(0.5);
+    mentions.push({ property: words(name), text: String(value) });
+    return value;
+  }
+  if (type !== 'string' && type !== 'integer' && type !== 'number') throw new Unfillable(`property "${name}" is of a type the sampler does not fill (${type ?? 'none'})`);
+  const bound = bindingFor(name, schema, context);
+  if (bound && (type === 'string' || typeof bound.collection.items[0]![bound.field] === 'number')) {
+    const first = context.pool.bindings.find((binding) => binding.collection.pointer === bound.collection.pointer);
+    // Within one call a second argument naming the same kind of record (a relation's from and to) names another one.
+    const distinct = first !== undefined && mentions.some((mention) => mention.text.includes(`{{${first.param}.`));
+    const binding = context.pool.bind(bound.collection, bound.field, distinct);
+    const expression = `{{${binding.param}.${bound.field}}}`;
+    const relative = /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');
+    const shown = type === 'string' && bound.field === 'path' && context.shownRoot && !relative ? `${context.shownRoot}/${expression}` : expression;
+    mentions.push({ property: words(name), text: shown });
+    return shown;
+  }
+  if (type === 'integer' || type === 'number') {
+    const expression = context.pool.freshValue(name, 'integer', bounds(schema));
+    mentions.push({ property: words(name), text: expression });
+    return expression;
+  }
+  const textual = TEXT_LIKE.test(name);
+  const expression = context.pool.freshValue(name, textual ? 'text' : 'name');
+  const relative = /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');
+  const value = PATH_LIKE.test(name) || /path|filename|destination/i.test(name) ? `${context.shownRoot && !relative ? context.shownRoot + '/' : ''}${expression}.md` : expression;
+  mentions.push({ property: words(name), text: value });
+  return value;
+}
+
+/** The fresh integers a schema allows: within its bounds, away from 0 and 1 (which match too much by chance). */
+function bounds(schema: JsonObject): [number, number] {
+  const low = typeof schema.minimum === 'number' ? Math.ceil(schema.minimum) : typeof schema.exclusiveMinimum === 'number' ? Math.floor(schema.exclusiveMinimum) + 1 : 11;
+  const high = typeof schema.maximum === 'number' ? Math.floor(schema.maximum) : typeof schema.exclusiveMaximum === 'number' ? Math.ceil(schema.exclusiveMaximum) - 1 : 97;
+  const from = Math.max(low, Math.min(11, high));
+  const to = Math.max(from, Math.min(high, from + 86));
+  return [from, to];
+}
+
+function typeOf(schema: JsonObject): string | undefined {
+  if (typeof schema.type === 'string') return schema.type;
+  if (Array.isArray(schema.type)) return (schema.type as string[]).find((type) => type !== 'null');
+  for (const key of ['anyOf', 'oneOf']) {
+    const options = schema[key];
+    if (Array.isArray(options)) {
+      for (const option of options) if (isJsonObject(option) && typeof option.type === 'string' && option.type !== 'null') return option.type;
+    }
+  }
+  if (schema.enum) return 'string';
+  if (isJsonObject(schema.properties)) return 'object';
+  return undefined;
+}

@@ -1,0 +1,74 @@
+// Owns the seeded procedural sampler: one candidate task's golden actions,
+// drawn from the world's tool schemas and its initial state. It picks a tool,
+// a collection of records whose naming field one of the tool's arguments
+// takes (when any does), fills the arguments (argument-filling.ts), and
+// sometimes a second call on the same record. The same draw index gives the
+// same candidate, whatever else the run does.
+
+import type { JsonObject } from '../core/json-value.js';
+import { isJsonObject } from '../core/json-value.js';
+import type { Random } from '../core/random.js';
+import { fillArguments, ParameterPool, propertyScore, type FilledCall } from './argument-filling.js';
+import type { Collection } from './state-survey.js';
+
+export interface SamplerTool {
+  name: string;
+  inputSchema: JsonObject;
+  annotations?: { readOnlyHint?: boolean };
+}
+
+export interface Candidate {
+  calls: FilledCall[];
+  pool: ParameterPool;
+  /** The collection its record is drawn from, when a call names one. */
+  target?: Collection;
+}
+
+export interface SamplerContext {
+  tools: readonly SamplerTool[];
+  collections: readonly Collection[];
+  shownRoot?: string;
+}
+
+/** How often a candidate gets a second call on the same record (a read then a write, two writes). */
+const SECOND_CALL = 0.3;
+const CREATE = 0.2;
+
+export function drawCandidate(context: SamplerContext, random: Random): Candidate | { problem: string } {
+  const tool = random.pick(context.tools);
+  const matching = context.collections.filter((collection) => namesRecordOf(tool.inputSchema, collection));
+  // A tool that takes a record's name may create one as well as change one: a fifth of the draws try it with a fresh name.
+  const target = matching.length > 0 && !random.chance(CREATE) ? random.pick(matching) : undefined;
+  const pool = new ParameterPool(random);
+  const fill = { random, pool, collections: context.collections, ...(target ? { target } : {}), ...(context.shownRoot ? { shownRoot: context.shownRoot } : {}) };
+  const first = fillArguments(tool, fill);
+  if ('problem' in first) return { problem: `${tool.name}: ${first.problem}` };
+  const calls = [first];
+  if (target && random.chance(SECOND_CALL)) {
+    const others = context.tools.filter((other) => other.name !== tool.name && namesRecordOf(other.inputSchema, target));
+    if (others.length > 0) {
+      // Reading the record first is the common pattern; a second write is the other.
+      const reads = others.filter((other) => other.annotations?.readOnlyHint === true);
+      const next = reads.length > 0 && random.chance(0.5) ? random.pick(reads) : random.pick(others);
+      const second = fillArguments(next, fill);
+      if (!('problem' in second)) {
+        if (next.annotations?.readOnlyHint === true) calls.unshift(second);
+        else calls.push(second);
+      }
+    }
+  }
+  return { calls, pool, ...(target ? { target } : {}) };
+}
+
+/** Does some argument of the schema (at any depth) name a record of this collection? */
+export function namesRecordOf(schema: JsonObject, collection: Collection): boolean {
+  const properties = isJsonObject(schema.properties) ? schema.properties : {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (!isJsonObject(property)) continue;
+    const description = typeof property.description === 'string' ? property.description : '';
+    if (collection.naming.some((field) => propertyScore(name, description, collection, field) > 0)) return true;
+    if (isJsonObject(property.items) && (namesRecordOf(property.items, collection) || collection.naming.some((field) => propertyScore(name, typeof property.items === 'object' && property.items && 'description' in property.items ? String((property.items as JsonObject).description ?? '') : '', collection, field) > 0))) return true;
+    if (isJsonObject(property.properties) && namesRecordOf(property, collection)) return true;
+  }
+  return false;
+}

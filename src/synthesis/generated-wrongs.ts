@@ -1,0 +1,70 @@
+// Owns the wrong trajectories of a synthesised task, made from its golden
+// actions: the same calls on a sibling record, a value off by a little, the
+// last write left out. `lanes check` then requires the hidden predicates
+// (not only the claims check) to fail each one, so a task whose predicates
+// cannot tell these mistakes apart is never kept.
+
+import { canonicalJson } from '../core/canonical-json.js';
+import type { JsonValue } from '../core/json-value.js';
+import type { ParamSpec, Predicate, SolutionStep, WrongTrajectory } from '../lanes/lane.js';
+import type { Binding } from './argument-filling.js';
+import { singular } from './state-survey.js';
+
+export interface WrongInputs {
+  solution: SolutionStep[];
+  params: Record<string, ParamSpec>;
+  /** The first binding of each collection the calls name. */
+  bindings: readonly Binding[];
+  /** Fresh-value parameters (drawn from a fixed list). */
+  fresh: ReadonlySet<string>;
+  predicates: readonly Predicate[];
+  /** Calls that changed the world, by their index in the solution. */
+  writes: readonly number[];
+}
+
+export function generateWrongs(inputs: WrongInputs): WrongTrajectory[] {
+  const wrongs: WrongTrajectory[] = [];
+  for (const binding of inputs.bindings.slice(0, 2)) {
+    const identity = binding.collection.identities[0]!;
+    const other = `${binding.param}_sibling`;
+    const noun = singular(binding.collection.noun);
+    const id = `acts-on-another-${slug(noun)}`;
+    wrongs.push({
+      id: wrongs.some((wrong) => wrong.id === id) ? `${id}-${wrongs.length + 1}` : id,
+      description: `Makes the same calls on another ${noun} than the one asked for.`,
+      params: { [other]: { from: binding.collection.pointer, where: { [identity]: { not: `{{${binding.param}.${identity}}}` } } } },
+      solution: replaceIn(inputs.solution, `{{${binding.param}.`, `{{${other}.`),
+    });
+  }
+  const checked = canonicalJson(inputs.predicates as unknown as JsonValue);
+  const seen = [...inputs.fresh].find((name) => checked.includes(`{{${name}}}`));
+  if (seen) {
+    const spec = inputs.params[seen];
+    if (spec && 'choice' in spec) {
+      const wrong = `${seen}_wrong`;
+      wrongs.push({
+        id: `writes-another-${slug(seen)}`,
+        description: `Writes a ${seen.replace(/_/g, ' ')} a little off from the one asked for.`,
+        params: { [wrong]: { choice: spec.choice.map((value) => (typeof value === 'number' ? value + 1 : `${String(value)} (old)`)) } },
+        solution: replaceIn(inputs.solution, `{{${seen}}}`, `{{${wrong}}}`),
+      });
+    }
+  }
+  if (inputs.writes.length >= 2) {
+    const last = inputs.writes[inputs.writes.length - 1]!;
+    wrongs.push({
+      id: 'leaves-out-the-last-write',
+      description: 'Makes every change but the last, and says it is done.',
+      solution: inputs.solution.filter((_, index) => index !== last),
+    });
+  }
+  return wrongs;
+}
+
+function replaceIn(solution: SolutionStep[], from: string, to: string): SolutionStep[] {
+  return JSON.parse(JSON.stringify(solution).split(from).join(to)) as SolutionStep[];
+}
+
+function slug(text: string): string {
+  return text.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'record';
+}

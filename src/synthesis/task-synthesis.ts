@@ -1,0 +1,350 @@
+// Owns `lanes synthesize`: drawing candidate tasks, running their golden
+// actions on fresh seeded worlds, writing hidden predicates from the state
+// they leave (or, for a question, from the facts the calls returned),
+// generating wrong trajectories, and keeping only what the lane loader and
+// the soundness proof of `lanes check` accept. Every rejected candidate has a
+// reason. The same world, seeds and count give the same lane, byte for byte.
+
+import { canonicalEquals, canonicalJson } from '../core/canonical-json.js';
+import { errorMessage, FactoryError } from '../core/errors.js';
+import type { JsonObject, JsonValue } from '../core/json-value.js';
+import { isJsonObject } from '../core/json-value.js';
+import { collectionAt } from '../core/where-clause.js';
+import { substream } from '../core/random.js';
+import type { LaneDocument, Predicate, SeedRange, SolutionStep, Task } from '../lanes/lane.js';
+import { parseLane } from '../lanes/lane-loader.js';
+import { seedsOf } from '../lanes/seed-range.js';
+import { ScriptedPolicy } from '../policy/scripted-policy.js';
+import type { EpisodeRecord } from '../records/episode-record.js';
+import { drawInitialSnapshot } from '../world/world-session.js';
+import { isServerWorld } from '../world/server-world.js';
+import { getWorld } from '../world/world-registry.js';
+import { produceEpisode, type PolicyFactory } from '../verify/episode-production.js';
+import { checkLaneSoundness } from '../verify/lane-soundness.js';
+import type { FilledCall } from './argument-filling.js';
+import { drawCandidate, type Candidate } from './candidate-sampler.js';
+import { generateWrongs } from './generated-wrongs.js';
+import { actionGrammar, questionGrammar, SHARED_PHRASING, toolPhrase } from './instruction-grammar.js';
+import { derivePredicates, type SeedState } from './state-diff-predicates.js';
+import { singular, surveyState, words, type Collection } from './state-survey.js';
+
+export const SAMPLER = 'episode-factory.sampler.v1';
+export const SYNTHESIS_PRODUCED_AT = '2026-12-01T00:00:00Z';
+
+export interface SynthesisOptions {
+  world: string;
+  config?: JsonObject;
+  /** How many sound tasks to keep. */
+  count: number;
+  /** The written lane's seeds; candidates are proven on the first `checkSeeds` of them. */
+  seeds: SeedRange;
+  checkSeeds?: number;
+  /**
+   * Golden calls run on this many of the first seeds (at least checkSeeds): a predicate must hold on all of
+   * them and a guard leaves free whatever moved on any, so a view that only some seeds touch is seen.
+   */
+  goldenSeeds?: number;
+  /** Give up after this many candidates (default 20 × count). */
+  maxCandidates?: number;
+  name: string;
+  producedAt?: string;
+  onCandidate?: (event: CandidateEvent) => void;
+}
+
+export type RejectionReason = 'unfillable' | 'invalid' | 'call-failed' | 'no-effect' | 'inexpressible' | 'no-fact' | 'duplicate' | 'unsound';
+
+export interface CandidateEvent {
+  draw: number;
+  kept: boolean;
+  task?: string;
+  kind?: 'write' | 'read';
+  tools?: string[];
+  reason?: RejectionReason;
+  detail?: string;
+}
+
+export interface SynthesisResult {
+  document: LaneDocument;
+  events: CandidateEvent[];
+}
+
+const DEFAULT_CHECK_SEEDS = 3;
+const DEFAULT_GOLDEN_SEEDS = 8;
+const SYSTEM_PROMPT = 'You are an assistant with access to tools. Use them to do exactly what the user asks, change nothing else, then answer in one or two sentences.';
+const DERIVED = /^(sha256|hash|short|bytes|size|modified_at|updated_at|created_at|revision|sequence|dimension)$/i;
+
+export async function synthesizeLane(options: SynthesisOptions): Promise<SynthesisResult> {
+  const world = getWorld(options.world);
+  const config = options.config ?? {};
+  const producedAt = options.producedAt ?? SYNTHESIS_PRODUCED_AT;
+  const all = seedsOf(options.seeds);
+  const checkSeeds = all.slice(0, options.checkSeeds ?? DEFAULT_CHECK_SEEDS);
+  const checkRange: SeedRange = { from: checkSeeds[0]!, to: checkSeeds[checkSeeds.length - 1]! };
+  const goldenSeeds = all.slice(0, Math.max(checkSeeds.length, options.goldenSeeds ?? DEFAULT_GOLDEN_SEEDS));
+  const initial = await drawInitialSnapshot(world, substream(checkSeeds[0]!, 'world'), config, producedAt);
+  const collections = surveyState(initial);
+  const shownRoot = isServerWorld(world) ? world.shownRoot : undefined;
+  const volatile = isServerWorld(world) ? world.volatile ?? [] : [];
+  const tools = world.tools.map((tool) => ({ name: tool.name, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));
+  const base: LaneDocument = {
+    format: 'episode-factory.lane.v1',
+    name: options.name,
+    description: `Tasks synthesised from the ${options.world} world by the seeded sampler (${SAMPLER}): golden actions run on the real world, hidden predicates written from the state they left, its golden calls passing on seeds ${goldenSeeds[0]}..${goldenSeeds[goldenSeeds.length - 1]} and each task proven sound on seeds ${checkRange.from}..${checkRange.to}.`,
+    produced_at: producedAt,
+    world: { name: options.world, ...(Object.keys(config).length > 0 ? { config } : {}) },
+    policy: { kind: 'scripted' },
+    seeds: `${options.seeds.from}..${options.seeds.to}`,
+    system_prompt: SYSTEM_PROMPT,
+    phrasing: SHARED_PHRASING,
+    tasks: [],
+  };
+  const events: CandidateEvent[] = [];
+  const kept: Task[] = [];
+  const seenKeys = new Map<string, string>();
+  const limit = options.maxCandidates ?? options.count * 20;
+  for (let draw = 0; draw < limit && kept.length < options.count; draw++) {
+    const event = await tryCandidate(draw, { options, base, collections, shownRoot, volatile, tools, goldenSeeds, checkRange, seenKeys });
+    if (event.kept && event.taskDefinition) kept.push(event.taskDefinition);
+    const { taskDefinition: _definition, ...reported } = event;
+    events.push(reported);
+    options.onCandidate?.(reported);
+  }
+  return { document: { ...base, tasks: kept }, events };
+}
+
+interface Run {
+  options: SynthesisOptions;
+  base: LaneDocument;
+  collections: Collection[];
+  shownRoot: string | undefined;
+  volatile: readonly string[];
+  tools: { name: string; inputSchema: JsonObject; annotations?: { readOnlyHint?: boolean } }[];
+  goldenSeeds: number[];
+  checkRange: SeedRange;
+  seenKeys: Map<string, string>;
+}
+
+type Attempt = CandidateEvent & { taskDefinition?: Task };
+
+async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
+  const random = substream(draw, `synthesize:${run.options.world}`);
+  const drawn = drawCandidate({ tools: run.tools, collections: run.collections, ...(run.shownRoot ? { shownRoot: run.shownRoot } : {}) }, random);
+  if ('problem' in drawn) return { draw, kept: false, reason: 'unfillable', detail: drawn.problem };
+  const tools = drawn.calls.map((call) => call.call);
+  const reject = (reason: RejectionReason, detail: string): Attempt => ({ draw, kept: false, tools, reason, detail });
+  const id = taskId(tools, draw);
+  const solution: SolutionStep[] = drawn.calls.map((call, index) => ({ call: call.call, arguments: call.arguments, as: `r${index + 1}` }));
+  const probe: Task = {
+    id,
+    title: 'probe',
+    params: drawn.pool.params,
+    user: actionGrammar(drawn.calls),
+    solution: [...solution, { answer: 'Done.' }],
+    predicates: [{ id: 'probe', calls: { tool: tools[0]! }, min: 0 }],
+  };
+  let laneProblem = loadProblem(run, probe);
+  if (laneProblem) return reject('invalid', laneProblem);
+  const golden = await playGolden(run, probe);
+  if ('problem' in golden) return reject('call-failed', golden.problem);
+  const changed = golden.states.some((state) => !canonicalEquals(state.initial, state.final));
+  let task: Task;
+  if (changed) {
+    const derived = derivePredicates(golden.states, run.collections, run.volatile);
+    if (derived.problem) return reject('inexpressible', derived.problem);
+    const predicates = [...derived.changes, ...derived.guards];
+    const writes = drawn.calls.map((_, index) => index).filter((index) => golden.writes.has(index));
+    task = {
+      id,
+      title: `${capital(tools.map(toolPhrase).join(', then '))}${drawn.target ? ` on ${article(singular(drawn.target.noun))}` : ''}`,
+      tags: ['synthesized', 'write', drawn.calls.length > 1 ? 'multi-call' : 'single-call'],
+      params: drawn.pool.params,
+      user: actionGrammar(drawn.calls),
+      solution: [...solution, { answer: 'Done.' }],
+      predicates,
+      wrong: generateWrongs({ solution: [...solution, { answer: 'Done.' }], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes }),
+      synthesized: { by: 'sampler', sampler: SAMPLER, draw, kind: 'write', tools },
+    };
+  } else {
+    if (drawn.pool.fresh.size > 0) return reject('no-effect', `its calls changed nothing on any seed, though they were given new values (${[...drawn.pool.fresh].join(', ')})`);
+    const question = answerFact(drawn, golden.states, golden.results, random);
+    if ('problem' in question) return reject('no-fact', question.problem);
+    const predicates: (Predicate & { id: string })[] = [
+      { id: `names-the-${slugOf(question.field)}`, answer: { contains: question.expected } },
+      { id: 'changes-nothing', unchanged: '' },
+    ];
+    const answerStep: SolutionStep = { answer: `The ${words(question.field)} is {{${question.reference}}}.` };
+    task = {
+      id,
+      title: `Report the ${words(question.field)} of ${article(singular(question.collection.noun))}`,
+      tags: ['synthesized', 'read-only', drawn.calls.length > 1 ? 'multi-call' : 'single-call'],
+      params: drawn.pool.params,
+      user: questionGrammar(question.field, question.collection.noun, question.identity),
+      solution: [...solution, answerStep],
+      predicates,
+      wrong: generateWrongs({ solution: [...solution, answerStep], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes: [] }),
+      synthesized: { by: 'sampler', sampler: SAMPLER, draw, kind: 'read', tools },
+    };
+  }
+  const key = dedupKey(task);
+  const twin = run.seenKeys.get(key);
+  if (twin) return reject('duplicate', `its predicates are those of ${twin}`);
+  laneProblem = loadProblem(run, task);
+  if (laneProblem) return reject('invalid', laneProblem);
+  const lane = parseLane(JSON.stringify({ ...run.base, tasks: [task] }), `${run.options.name}.json`);
+  const [proof] = await checkLaneSoundness(lane, { seeds: run.checkRange });
+  if (!proof!.sound) return reject('unsound', proof!.problems[0]!);
+  run.seenKeys.set(key, id);
+  return { draw, kept: true, task: id, kind: task.synthesized!.kind, tools, taskDefinition: task };
+}
+
+function loadProblem(run: Run, task: Task): string | undefined {
+  try {
+    parseLane(JSON.stringify({ ...run.base, tasks: [task] }), `${run.options.name}.json`);
+    return undefined;
+  } catch (error) {
+    if (error instanceof FactoryError) {
+      const problems = error.problems;
+      if (problems.length) return `${problems[0]!.where.replace(/^[^:]*: /, '')}: ${problems[0]!.reason}`;
+    }
+    return errorMessage(error);
+  }
+}
+
+interface Golden {
+  states: SeedState[];
+  /** Each seed's tool results as the scripted policy read them, in call order. */
+  results: JsonValue[][];
+  /** Indexes of the calls after which the world had changed (on any seed). */
+  writes: Set<number>;
+}
+
+const scripted: PolicyFactory = (request) => new ScriptedPolicy({ script: request.script, variant: 'clean', random: request.random });
+
+async function playGolden(run: Run, probe: Task): Promise<Golden | { problem: string }> {
+  const lane = parseLane(JSON.stringify({ ...run.base, tasks: [probe] }), `${run.options.name}.json`);
+  const quiet = { ...lane, variants: { clean: 1 } };
+  const states: SeedState[] = [];
+  const results: JsonValue[][] = [];
+  const writes = new Set<number>();
+  for (const seed of run.goldenSeeds) {
+    let seen: SeedState | undefined;
+    let record: EpisodeRecord;
+    try {
+      record = await produceEpisode({ lane: quiet, task: probe, seed, variant: 'clean' }, scripted, { producedAt: lane.document.produced_at, onSnapshots: (state) => (seen = state) });
+    } catch (error) {
+      return { problem: `seed ${seed}: could not be played: ${errorMessage(error)}` };
+    }
+    const toolMessages = record.messages.filter((message) => message.role === 'tool');
+    const failed = toolMessages.find((message) => message.role === 'tool' && !message.tool_result.ok);
+    if (failed && failed.role === 'tool') return { problem: `seed ${seed}: ${failed.name} failed: ${oneLine(failed.tool_result.error ?? failed.content)}` };
+    if (toolMessages.length !== probe.solution.length - 1) return { problem: `seed ${seed}: ${toolMessages.length} of ${probe.solution.length - 1} calls were made (${record.result.outcome})` };
+    states.push(seen!);
+    results.push(toolMessages.map((message) => (message.role === 'tool' ? readResult(message.content) : null)));
+    // A call writes when a read-only annotation does not say otherwise; the snapshot decides whether anything changed at all.
+    probe.solution.forEach((step, index) => {
+      if ('call' in step && !run.tools.find((tool) => tool.name === step.call)?.annotations?.readOnlyHint) writes.add(index);
+    });
+  }
+  return { states, results, writes };
+}
+
+const LOOKS_LIKE_JSON = /^\s*(?:\{\s*["}]|\[\s*(?:["{[\]\-0-9]|true|false|null))/;
+
+/** A result as the scripted policy binds it: parsed JSON, or { text } for prose. */
+function readResult(content: string): JsonValue {
+  if (!LOOKS_LIKE_JSON.test(content)) return { text: content };
+  try {
+    return JSON.parse(content) as JsonValue;
+  } catch {
+    return { text: content };
+  }
+}
+
+interface Question {
+  field: string;
+  collection: Collection;
+  identity: { property: string; text: string };
+  /** The template the answer predicate checks, e.g. {{target.city}}. */
+  expected: string;
+  /** Where the answer reads it in the results, e.g. r1.entities.0.city. */
+  reference: string;
+}
+
+const SEGMENT = /^(?:[0-9]+|[A-Za-z_][A-Za-z0-9_-]*)$/;
+/** Quoting a whole result longer than this is not an answer. */
+const LONGEST_QUOTE = 300;
+
+function answerFact(candidate: Candidate, states: readonly SeedState[], results: readonly JsonValue[][], random: { pick<T>(items: readonly T[]): T }): Question | { problem: string } {
+  const binding = candidate.pool.bindings[0];
+  if (!binding) return { problem: 'a read that names no record: there is no fact to ask about' };
+  const mention = candidate.calls.flatMap((call: FilledCall) => call.mentions).find((entry) => entry.text.includes(`{{${binding.param}.`));
+  if (!mention) return { problem: 'no argument states which record to read' };
+  const stated = new Set(candidate.calls.flatMap((call) => call.mentions.map((entry) => entry.text)));
+  const options: { field: string; reference: string }[] = [];
+  const spec = candidate.pool.params[binding.param];
+  const filtered = new Set(spec && 'from' in spec ? Object.keys(spec.where ?? {}) : []);
+  for (const field of binding.collection.fields) {
+    if (DERIVED.test(field) || filtered.has(field) || [...stated].some((text) => text.includes(`{{${binding.param}.${field}}}`))) continue;
+    let reference: string | undefined;
+    let agreed = true;
+    states.forEach((state, seed) => {
+      const target = state.params[binding.param];
+      const value = isJsonObject(target) ? target[field] : undefined;
+      if (value === undefined || value === null || String(value).length < 2) return void (agreed = false);
+      // Only a value no other record has tells the right record from a sibling.
+      if (!uniqueIn(state.initial, binding.collection.pointer, field, value)) return void (agreed = false);
+      const found = findValue(results[seed]!, value);
+      if (!found || (reference !== undefined && found !== reference)) agreed = false;
+      reference ??= found;
+    });
+    if (agreed && reference) options.push({ field, reference });
+  }
+  if (options.length === 0) return { problem: `the results do not show any field of the ${singular(binding.collection.noun)} beyond what the question states` };
+  const chosen = random.pick(options);
+  return { field: chosen.field, collection: binding.collection, identity: mention, expected: `{{${binding.param}.${chosen.field}}}`, reference: chosen.reference };
+}
+
+function uniqueIn(snapshot: JsonValue, pointer: string, field: string, value: JsonValue): boolean {
+  const items = collectionAt(snapshot, pointer) ?? [];
+  return items.filter((item) => isJsonObject(item) && canonicalEquals(item[field] ?? null, value)).length === 1;
+}
+
+/** Where a value appears in the results, as a template path ("r1.entities.0.city"), on the shortest route. */
+function findValue(results: readonly JsonValue[], value: JsonValue): string | undefined {
+  const queue: { node: JsonValue; path: string[] }[] = results.map((node, index) => ({ node, path: [`r${index + 1}`] }));
+  while (queue.length > 0) {
+    const { node, path } = queue.shift()!;
+    if (canonicalEquals(node, value)) return path.join('.');
+    if (typeof node === 'string' && typeof value === 'string' && value.length >= 3 && node.length <= LONGEST_QUOTE && node.includes(value)) return path.join('.');
+    const children: [string, JsonValue][] = Array.isArray(node) ? node.map((child, index) => [String(index), child]) : isJsonObject(node) ? Object.entries(node) : [];
+    for (const [key, child] of children) if (SEGMENT.test(key)) queue.push({ node: child, path: [...path, key] });
+  }
+  return undefined;
+}
+
+function dedupKey(task: Task): string {
+  const from = Object.fromEntries(Object.entries(task.params ?? {}).filter(([, spec]) => 'from' in spec));
+  return canonicalJson({ from, predicates: task.predicates.map(({ id: _id, ...predicate }) => predicate) } as unknown as JsonValue);
+}
+
+function taskId(tools: readonly string[], draw: number): string {
+  const stem = tools.map(slugOf).join('-then-').slice(0, 50).replace(/-$/, '');
+  return `${stem}-${draw}`;
+}
+
+function slugOf(text: string): string {
+  return text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'task';
+}
+
+function article(noun: string): string {
+  return `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+}
+
+function capital(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 160 ? `${line.slice(0, 157)}...` : line;
+}
