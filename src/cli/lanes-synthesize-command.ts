@@ -38,7 +38,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
     .argument('<world>', 'a world name (see `worlds list`), scripted or server, built in or defined in worlds/')
     .option('--count <n>', 'sound tasks to keep', '20')
     .option('--seeds <range>', "the written lane's seeds, A..B", '0..7')
-    .option('--check-seeds <n>', 'prove each candidate sound (solution, do-nothing, wrong trajectories) on this many of the first seeds', '3')
+    .option('--check-seeds <n>', 'prove each candidate sound (solution, do-nothing, wrong trajectories) on this many of the first seeds', '8')
     .option('--golden-seeds <n>', 'run the golden calls on this many of the first seeds: predicates must hold on all of them', '8')
     .option('--max-candidates <n>', 'give up after this many candidates (default: 20 × count)')
     .option('--out <file>', 'where to write the lane (default: lanes/<world>-synth-v1.json)')

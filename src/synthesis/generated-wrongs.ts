@@ -24,7 +24,8 @@ export interface WrongInputs {
 
 export function generateWrongs(inputs: WrongInputs): WrongTrajectory[] {
   const wrongs: WrongTrajectory[] = [];
-  for (const binding of inputs.bindings.slice(0, 2)) {
+  // A record with no sibling on the surveyed seed cannot be mistaken for another.
+  for (const binding of inputs.bindings.filter((entry) => entry.collection.items.length >= 2).slice(0, 2)) {
     const identity = binding.collection.identities[0]!;
     const other = `${binding.param}_sibling`;
     const noun = singular(binding.collection.noun);

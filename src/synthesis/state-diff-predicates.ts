@@ -12,7 +12,7 @@ import { canonicalEquals, canonicalJson } from '../core/canonical-json.js';
 import { formatPointer, parsePointer, resolvePointer } from '../core/json-pointer.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json-value.js';
 import type { Predicate, Where } from '../lanes/lane.js';
-import type { Collection } from './state-survey.js';
+import { asCollection, type Collection } from './state-survey.js';
 
 /** Fields a world derives from others or from the clock: a predicate on them pins bytes, not intent. */
 const DERIVED = /^(sha256|hash|short|bytes|size|lines|modified_at|updated_at|created_at|mtime|ctime|revision|sequence|dimension|next_rowid|row_count|etag|version)$/i;
@@ -70,7 +70,8 @@ function diffSeed(seed: SeedState, collections: Map<string, Collection>, volatil
   };
   const walk = (pointer: string, before: JsonValue | undefined, after: JsonValue | undefined) => {
     if (canonicalEquals(before ?? null, after ?? null) && (before === undefined) === (after === undefined)) return;
-    const collection = collections.get(pointer);
+    // A map that held no records, or one, when the state was surveyed may be a collection now that records came.
+    const collection = collections.get(pointer) ?? (isJsonObject(after) && isJsonObject(before) ? asCollection(after, parsePointer(pointer)) : undefined);
     if (collection && (isJsonObject(before) || Array.isArray(before)) && (isJsonObject(after) || Array.isArray(after))) {
       markAncestors(pointer);
       const guard = guardAt(pointer);
@@ -98,7 +99,7 @@ function diffSeed(seed: SeedState, collections: Map<string, Collection>, volatil
   walk('', seed.initial, seed.final);
   for (const pointer of free) guards.delete(pointer);
   // Only collateral changes, nothing the task names: its effect cannot be written through its parameters.
-  const named = [...found.keys()].length > 0;
+  const named = [...found.keys()].some((key) => key.includes('{{'));
   return named ? undefined : collateral[0];
 }
 

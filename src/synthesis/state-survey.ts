@@ -46,7 +46,13 @@ function walk(value: JsonValue, path: string[], found: Collection[]): void {
   if (isJsonObject(value)) for (const [key, child] of Object.entries(value)) walk(child, [...path, key], found);
 }
 
-function asCollection(value: JsonValue, path: string[]): Collection | undefined {
+/**
+ * The collection at a pointer, if the value is one: a list of objects, or a
+ * map of objects (two or more, or one whose key is a field of it, like a file
+ * tree keyed by path). Task synthesis also asks this of a map that was empty
+ * in the survey and gained records.
+ */
+export function asCollection(value: JsonValue, path: readonly string[]): Collection | undefined {
   if (path.length === 0) return undefined;
   let items: JsonObject[];
   let kind: Collection['kind'];
@@ -55,9 +61,11 @@ function asCollection(value: JsonValue, path: string[]): Collection | undefined 
     items = value as JsonObject[];
     kind = 'list';
   } else if (isJsonObject(value)) {
-    const values = Object.values(value);
-    if (values.length < 2 || !values.every(isJsonObject)) return undefined;
-    items = values as JsonObject[];
+    const entries = Object.entries(value);
+    if (entries.length === 0 || !entries.every(([, item]) => isJsonObject(item))) return undefined;
+    const keyed = entries.every(([key, item]) => Object.values(item as JsonObject).includes(key));
+    if (entries.length < 2 && !keyed) return undefined;
+    items = entries.map(([, item]) => item as JsonObject);
     kind = 'map';
   } else {
     return undefined;

@@ -68,7 +68,7 @@ export interface SynthesisResult {
   events: CandidateEvent[];
 }
 
-const DEFAULT_CHECK_SEEDS = 3;
+const DEFAULT_CHECK_SEEDS = 8;
 const DEFAULT_GOLDEN_SEEDS = 8;
 const SYSTEM_PROMPT = 'You are an assistant with access to tools. Use them to do exactly what the user asks, change nothing else, then answer in one or two sentences.';
 const DERIVED = /^(sha256|hash|short|bytes|size|modified_at|updated_at|created_at|revision|sequence|dimension)$/i;
@@ -191,7 +191,7 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
   laneProblem = loadProblem(run, task);
   if (laneProblem) return reject('invalid', laneProblem);
   const lane = parseLane(JSON.stringify({ ...run.base, tasks: [task] }), `${run.options.name}.json`);
-  const [proof] = await checkLaneSoundness(lane, { seeds: run.checkRange });
+  const [proof] = await checkLaneSoundness(lane, { seeds: run.checkRange, stopEarly: true });
   if (!proof!.sound) return reject('unsound', proof!.problems[0]!);
   run.seenKeys.set(key, id);
   return { draw, kept: true, task: id, kind: task.synthesized!.kind, tools, taskDefinition: task };

@@ -58,6 +58,8 @@ export interface SoundnessOptions {
   taskIds?: readonly string[];
   /** Called after each task, for progress. */
   onTask?: (result: TaskSoundness) => void;
+  /** Stop a task's proof at its first unsound run (task synthesis needs one reason, not all of them). */
+  stopEarly?: boolean;
 }
 
 /** The lane's first seeds, as many as DEFAULT_CHECK_SEEDS. */
@@ -84,6 +86,7 @@ export async function checkLaneSoundness(lane: Lane, options: SoundnessOptions =
       for (const wrong of task.wrong ?? []) {
         runs.push(await play('wrong', wrong.id, { ...spec, task: wrongTask(task, wrong) }, scripted, 'fail'));
       }
+      if (options.stopEarly && runs.some((run) => !run.sound)) break;
     }
     for (const run of runs) if (run.problem) problems.push(`seed ${run.seed}: ${label(run)} ${run.problem}`);
     const { problems: wording, ...phrasing } = await checkPhrasings(quiet, task, seeds);
