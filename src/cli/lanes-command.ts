@@ -3,6 +3,7 @@
 // that does not validate is listed as invalid, not allowed to break the listing.
 
 import type { Command } from 'commander';
+import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { clip } from '../core/clipped-text.js';
 import { FactoryError, errorMessage } from '../core/errors.js';
@@ -14,7 +15,8 @@ import { ModelWriter } from '../policy/model-writer.js';
 import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { isGrammar, phrasingsOf } from '../lanes/phrasing-grammar.js';
 import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
-import { checkLaneSoundness, defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
+import { checkLanesSoundness } from '../generation/soundness-pool.js';
+import { defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
 import { getWorld } from '../world/world-registry.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 import { registerLanesSynthesize } from './lanes-synthesize-command.js';
@@ -217,25 +219,23 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
     .option('--all', 'check every lane `lanes list` finds')
     .option('--seeds <range>', `seeds to play, A..B (default: each lane's first ${DEFAULT_CHECK_SEEDS})`)
     .option('--task <id...>', 'only these tasks')
+    .option('--workers <n>', 'worker threads, one task\'s proof at a time each (default: the number of cores; 1 starts no thread); the results are the same whatever the number')
     .option('--json', 'print the results as JSON')
-    .action(async (references: string[], flags: { all?: boolean; seeds?: string; task?: string[]; json?: boolean }) => {
+    .action(async (references: string[], flags: { all?: boolean; seeds?: string; task?: string[]; workers?: string; json?: boolean }) => {
       if (flags.all && references.length > 0) throw new FactoryError('usage', 'name lanes or pass --all, not both', { fix: 'drop the lane names or --all' });
+      const workers = flags.workers === undefined ? availableParallelism() : parseWorkers(flags.workers);
       const paths = flags.all ? listLaneFiles() : references;
       if (paths.length === 0) throw new FactoryError('usage', 'no lane to check', { fix: 'name a lane (see `lanes list`) or pass --all' });
       const loaded = paths.map((path) => loadLane(path));
       const seeds = flags.seeds === undefined ? undefined : parseSeedRange(flags.seeds);
       const progress = new ProgressLine(streams.stderr, !flags.json);
-      const results: TaskSoundness[] = [];
-      for (const lane of loaded) {
-        progress.update(`checking ${lane.name}…`);
-        results.push(
-          ...(await checkLaneSoundness(lane, {
-            ...(seeds ? { seeds } : {}),
-            ...(flags.task ? { taskIds: flags.task } : {}),
-            onTask: (result) => progress.update(`checking ${lane.name}: ${result.task} ${result.sound ? 'sound' : 'UNSOUND'}`),
-          })),
-        );
-      }
+      const results = await checkLanesSoundness(loaded, {
+        workers,
+        ...(seeds ? { seeds } : {}),
+        ...(flags.task ? { taskIds: flags.task } : {}),
+        onLane: (lane) => progress.update(`checking ${lane.name}…`),
+        onTask: (result) => progress.update(`checking ${result.lane}: ${result.task} ${result.sound ? 'sound' : 'UNSOUND'}`),
+      });
       progress.clear();
       const unsound = results.filter((result) => !result.sound);
       if (flags.json) {
@@ -254,6 +254,11 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       }
       setExit(unsound.length === 0 ? 0 : 1);
     });
+}
+
+function parseWorkers(text: string): number {
+  if (!/^[0-9]{1,4}$/.test(text) || Number(text) < 1) throw new FactoryError('usage', `--workers "${text}" is not a positive whole number`, { fix: 'pass --workers 1 or more' });
+  return Number(text);
 }
 
 /** "3/3": how many runs of a kind behaved as they must, out of how many there were. */

@@ -26,8 +26,8 @@ import { PACKAGE_ROOT } from '../core/package-paths.js';
 /** Bumped whenever the way sources are compiled or laid out changes. */
 const SCHEME = 'episode-factory-workers-1';
 const SOURCE_DIR = fileURLToPath(new URL('../', import.meta.url));
-/** The worker's entry, relative to src/. */
-const ENTRY = 'generation/generation-worker';
+/** The generation worker's entry, relative to src/ (lanes check's is generation/soundness-worker). */
+export const GENERATION_ENTRY = 'generation/generation-worker';
 /** Builds kept beside the newest one (other checkouts, other branches share the cache); older ones are removed once they are this old. */
 const KEEP_BUILDS = 4;
 const PRUNE_AFTER_MS = 10 * 60 * 1000;
@@ -50,20 +50,25 @@ export interface WorkerEntry {
   reason?: string;
 }
 
-let memo: WorkerEntry | undefined;
+/** The compiled copy's directory, or why there is none: built once per process, whatever entry a thread runs. */
+let memo: { directory: string } | { reason: string } | undefined;
 
-/** The entry generation workers run: compiled JavaScript (built once per source hash), or the TypeScript source when that cannot be had. */
-export function workerEntry(): WorkerEntry {
-  if (memo) return memo;
-  const source = new URL(`${ENTRY}.ts`, pathToFileURL(SOURCE_DIR)).href;
-  if (process.env.EPISODE_FACTORY_WORKER_TSX === '1') return (memo = { url: source, compiled: false, reason: 'EPISODE_FACTORY_WORKER_TSX=1' });
-  try {
-    const directory = buildWorkerSources();
-    memo = { url: pathToFileURL(join(directory, 'src', `${ENTRY}.js`)).href, compiled: true, cacheName: basename(directory) };
-  } catch (error) {
-    memo = { url: source, compiled: false, reason: error instanceof Error ? error.message : String(error) };
+/**
+ * The entry a worker thread runs (a path under src/ without its extension; generation's by default): compiled
+ * JavaScript (built once per source hash, every source at once), or the TypeScript source when that cannot be had.
+ */
+export function workerEntry(entry: string = GENERATION_ENTRY): WorkerEntry {
+  const source = new URL(`${entry}.ts`, pathToFileURL(SOURCE_DIR)).href;
+  if (process.env.EPISODE_FACTORY_WORKER_TSX === '1') return { url: source, compiled: false, reason: 'EPISODE_FACTORY_WORKER_TSX=1' };
+  if (!memo) {
+    try {
+      memo = { directory: buildWorkerSources() };
+    } catch (error) {
+      memo = { reason: error instanceof Error ? error.message : String(error) };
+    }
   }
-  return memo;
+  if ('reason' in memo) return { url: source, compiled: false, reason: memo.reason };
+  return { url: pathToFileURL(join(memo.directory, 'src', `${entry}.js`)).href, compiled: true, cacheName: basename(memo.directory) };
 }
 
 /** Lists every TypeScript source under src/, sorted, as paths relative to src/. */

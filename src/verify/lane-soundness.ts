@@ -58,7 +58,7 @@ export interface SoundnessOptions {
   taskIds?: readonly string[];
   /** Called after each task, for progress. */
   onTask?: (result: TaskSoundness) => void;
-  /** Stop a task's proof at its first unsound run (task synthesis needs one reason, not all of them). */
+  /** Stop a task's proof at the seed of its first unsound run (task synthesis needs one reason, not all of them). */
   stopEarly?: boolean;
 }
 
@@ -67,35 +67,46 @@ export function defaultCheckSeeds(lane: Lane): SeedRange {
   return { from: lane.seeds.from, to: Math.min(lane.seeds.to, lane.seeds.from + DEFAULT_CHECK_SEEDS - 1) };
 }
 
+/** The tasks a check proves, in lane order: every task, or those `taskIds` names. */
+export function tasksToCheck(lane: Lane, taskIds?: readonly string[]): Task[] {
+  return lane.document.tasks.filter((task) => !taskIds?.length || taskIds.includes(task.id));
+}
+
 export async function checkLaneSoundness(lane: Lane, options: SoundnessOptions = {}): Promise<TaskSoundness[]> {
-  // Soundness is about the predicates, not about recovering from faults.
-  const quiet: Lane = { ...lane, faults: EMPTY_PLAN, variants: { clean: 1 } };
-  const seeds = seedsOf(options.seeds ?? defaultCheckSeeds(lane));
-  const tasks = lane.document.tasks.filter((task) => !options.taskIds?.length || options.taskIds.includes(task.id));
+  const seeds = options.seeds ?? defaultCheckSeeds(lane);
   const results: TaskSoundness[] = [];
-  for (const task of tasks) {
-    const runs: TrajectoryRun[] = [];
-    const problems: string[] = [];
-    if (!task.wrong?.length) problems.push('declares no wrong trajectory: add at least one under "wrong" (the wrong record, a near-twin tool, a forbidden side effect)');
-    for (const seed of seeds) {
-      const spec: EpisodeSpec = { lane: quiet, task, seed, variant: 'clean' };
-      runs.push(await play('solution', undefined, spec, scripted, 'pass'));
-      // A solution with parallel groups must also pass when its calls go in one turn.
-      if (task.solution.some((step) => 'parallel' in step)) runs.push(await play('solution', 'batched', spec, batched, 'pass'));
-      runs.push(await play('do-nothing', undefined, spec, () => new DoNothingPolicy(), 'fail'));
-      for (const wrong of task.wrong ?? []) {
-        runs.push(await play('wrong', wrong.id, { ...spec, task: wrongTask(task, wrong) }, scripted, 'fail'));
-      }
-      if (options.stopEarly && runs.some((run) => !run.sound)) break;
-    }
-    for (const run of runs) if (run.problem) problems.push(`seed ${run.seed}: ${label(run)} ${run.problem}`);
-    const { problems: wording, ...phrasing } = await checkPhrasings(quiet, task, seeds);
-    problems.push(...wording);
-    const result: TaskSoundness = { lane: lane.name, task: task.id, tags: task.tags ?? [], seeds, sound: problems.length === 0, runs, phrasing, problems };
+  for (const task of tasksToCheck(lane, options.taskIds)) {
+    const result = await checkTaskSoundness(lane, task, seeds, options.stopEarly === true);
     options.onTask?.(result);
     results.push(result);
   }
   return results;
+}
+
+/** One task's whole proof: what a worker thread of `lanes check` runs, a task at a time. */
+/** One task's whole proof; with stopEarly it ends at the seed of its first unsound run (synthesis needs one reason). */
+export async function checkTaskSoundness(lane: Lane, task: Task, seedRange: SeedRange, stopEarly = false): Promise<TaskSoundness> {
+  // Soundness is about the predicates, not about recovering from faults.
+  const quiet: Lane = { ...lane, faults: EMPTY_PLAN, variants: { clean: 1 } };
+  const seeds = seedsOf(seedRange);
+  const runs: TrajectoryRun[] = [];
+  const problems: string[] = [];
+  if (!task.wrong?.length) problems.push('declares no wrong trajectory: add at least one under "wrong" (the wrong record, a near-twin tool, a forbidden side effect)');
+  for (const seed of seeds) {
+    const spec: EpisodeSpec = { lane: quiet, task, seed, variant: 'clean' };
+    runs.push(await play('solution', undefined, spec, scripted, 'pass'));
+    // A solution with parallel groups must also pass when its calls go in one turn.
+    if (task.solution.some((step) => 'parallel' in step)) runs.push(await play('solution', 'batched', spec, batched, 'pass'));
+    runs.push(await play('do-nothing', undefined, spec, () => new DoNothingPolicy(), 'fail'));
+    for (const wrong of task.wrong ?? []) {
+      runs.push(await play('wrong', wrong.id, { ...spec, task: wrongTask(task, wrong) }, scripted, 'fail'));
+    }
+    if (stopEarly && runs.some((run) => !run.sound)) break;
+  }
+  for (const run of runs) if (run.problem) problems.push(`seed ${run.seed}: ${label(run)} ${run.problem}`);
+  const { problems: wording, ...phrasing } = await checkPhrasings(quiet, task, seeds);
+  problems.push(...wording);
+  return { lane: lane.name, task: task.id, tags: task.tags ?? [], seeds, sound: problems.length === 0, runs, phrasing, problems };
 }
 
 /**

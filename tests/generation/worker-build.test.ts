@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
 import { guidedParts, MIN_PART_EPISODES } from '../../src/generation/part-schedule.js';
 import { workerSourceKey } from '../../src/generation/worker-build.js';
-import { flagsWithoutTsx } from '../../src/generation/worker-pool.js';
+import { flagsWithoutTsx } from '../../src/generation/worker-thread.js';
 import { REPO_ROOT, temporaryDirectory } from '../helpers.js';
 
 const BUILD = pathToFileURL(join(REPO_ROOT, 'src', 'generation', 'worker-build.ts')).href;
