@@ -24,6 +24,8 @@ export interface Binding {
   param: string;
   collection: Collection;
   field: string;
+  /** Which independent part of the candidate drew it. */
+  scope: number;
 }
 
 export interface FilledCall {
@@ -37,26 +39,34 @@ export class ParameterPool {
   readonly params: Record<string, ParamSpec> = {};
   readonly bindings: Binding[] = [];
   readonly fresh = new Set<string>();
+  private scope = 0;
 
   constructor(private readonly random: Random) {}
 
   /** A record of `collection` named by `field`: the first binding of a collection is reused, so "the entity" stays one entity. */
   bind(collection: Collection, field: string, distinct: boolean): Binding {
-    const existing = this.bindings.filter((binding) => binding.collection.pointer === collection.pointer);
-    if (existing.length > 0 && !distinct) return { ...existing[0]!, field };
-    const param = existing.length === 0 ? 'target' + (this.bindings.length === 0 ? '' : this.bindings.length + 1) : `${existing[0]!.param}_other${existing.length}`;
+    const all = this.bindings.filter((binding) => binding.collection.pointer === collection.pointer);
+    const mine = all.filter((binding) => binding.scope === this.scope);
+    if (mine.length > 0 && !distinct) return { ...mine[0]!, field };
+    const param = all.length === 0 ? 'target' + (this.bindings.length === 0 ? '' : this.bindings.length + 1) : `${all[0]!.param}_other${all.length}`;
     const identity = collection.naming[0]!;
-    const where: Record<string, JsonValue | { not: JsonValue }> = {};
-    for (const earlier of existing) where[identity] = { not: `{{${earlier.param}.${identity}}}` };
+    const where: Record<string, JsonValue | { not: JsonValue } | { in: JsonValue[] }> = {};
+    // Another record than those already named: one `not`, or the records drawn so far left out through the kinds below.
+    if (all.length > 0) where[identity] = { not: `{{${all[all.length - 1]!.param}.${identity}}}` };
     // Half the time the record is one of a kind (an open issue, a project): tools that need a state find it, and tasks differ by it.
-    if (existing.length === 0 && collection.kinds.length > 0 && this.random.chance(0.5)) {
+    if (all.length === 0 && collection.kinds.length > 0 && this.random.chance(0.5)) {
       const kind = this.random.pick(collection.kinds);
       where[kind.field] = this.random.pick(kind.values);
     }
     this.params[param] = Object.keys(where).length === 0 ? { from: collection.pointer } : { from: collection.pointer, where };
-    const binding = { param, collection, field };
+    const binding = { param, collection, field, scope: this.scope };
     this.bindings.push({ ...binding, field: identity });
     return binding;
+  }
+
+  /** Calls drawn from here on act on records of their own (a second, independent change). */
+  newScope(): void {
+    this.scope++;
   }
 
   /** A fresh value, one of a fixed list drawn now, picked per seed when the task runs. */
@@ -97,6 +107,8 @@ export interface FillContext {
   target?: Collection;
   /** Where a server world shows its sandbox ("/repo"); path arguments are written under it. */
   shownRoot?: string;
+  /** The tool makes records: the names it is given are new ones, not a record's. */
+  creating?: boolean;
 }
 
 /** Fill a tool's arguments, or say why it cannot be filled. */
@@ -104,7 +116,8 @@ export function fillArguments(tool: { name: string; inputSchema: JsonObject; ann
   const mentions: Mention[] = [];
   try {
     // A read needs no option to do something; options would only be values the question must state.
-    const value = fillObject(tool.inputSchema, context, mentions, tool.annotations?.readOnlyHint === true ? 'read' : 'top');
+    const creating = CREATING.test(tool.name);
+    const value = fillObject(tool.inputSchema, { ...context, creating }, mentions, tool.annotations?.readOnlyHint === true ? 'read' : 'top');
     return { call: tool.name, arguments: value, mentions };
   } catch (error) {
     if (error instanceof Unfillable) return { problem: error.message };
@@ -138,6 +151,8 @@ function normal(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]/g, '');
 }
 
+/** Tool names that make records ("create_entities", "new-note", "insert_row"): their names are fresh, not a record's. */
+const CREATING = /^(create|new|insert|make)[-_]|[-_](create|new|insert)$/i;
 const PATH_LIKE = /^(path|paths|file|files|filename|filepath|file_path|source|src|note|notepath)$/i;
 const TEXT_LIKE = /(content|contents|text|body|description|observation|comment|message|note)s?$/i;
 
@@ -172,11 +187,16 @@ function isRootArgument(name: string, schema: JsonValue | undefined): boolean {
 }
 
 function bindingFor(name: string, schema: JsonObject, context: FillContext): { collection: Collection; field: string } | undefined {
-  if (context.target) {
+  if (context.target && !context.creating) {
     const found = bestField(name, schema, context.target, 1);
     if (found) return { collection: context.target, field: found };
     if (PATH_LIKE.test(name) && context.target.naming.includes('path')) return { collection: context.target, field: 'path' };
+    // A value to take out of one of the record's lists (an observation to delete): its first entry.
+    const list = listField(name, context.target);
+    if (list) return { collection: context.target, field: `${list}.0` };
   }
+  // A tool that makes a record names it afresh; its other arguments may still name records it refers to.
+  if (context.creating && /^(name|names|path|key|id|title|filename)$/i.test(name)) return undefined;
   // An argument that names a record of another collection by its very name (a project key, a customer id, an email to notify).
   for (const collection of context.collections) {
     if (collection === context.target) continue;
@@ -184,6 +204,12 @@ function bindingFor(name: string, schema: JsonObject, context: FillContext): { c
     if (found) return { collection, field: found };
   }
   return undefined;
+}
+
+function listField(name: string, collection: Collection): string | undefined {
+  const wanted = normal(singular(name));
+  const first = collection.items[0]!;
+  return Object.keys(first).find((field) => Array.isArray(first[field]) && normal(singular(field)) === wanted && (first[field] as JsonValue[]).every((entry) => typeof entry === 'string'));
 }
 
 function bestField(name: string, schema: JsonObject, collection: Collection, least: number): string | undefined {

@@ -33,6 +33,7 @@ export interface SamplerContext {
 /** How often a candidate gets a second call on the same record (a read then a write, two writes). */
 const SECOND_CALL = 0.3;
 const CREATE = 0.2;
+const COMPOSE = 0.35;
 
 export function drawCandidate(context: SamplerContext, random: Random): Candidate | { problem: string } {
   const tool = random.pick(context.tools);
@@ -56,6 +57,15 @@ export function drawCandidate(context: SamplerContext, random: Random): Candidat
         else calls.push(second);
       }
     }
+  }
+  // Some tasks are two independent changes in one request: another tool on records of its own.
+  if (random.chance(COMPOSE)) {
+    const other = random.pick(context.tools.filter((candidate) => candidate.annotations?.readOnlyHint !== true));
+    const matches = context.collections.filter((collection) => namesRecordOf(other.inputSchema, collection));
+    const otherTarget = matches.length > 0 ? random.pick(matches) : undefined;
+    pool.newScope();
+    const more = fillArguments(other, { ...fill, ...(otherTarget ? { target: otherTarget } : {}) });
+    if (!('problem' in more)) calls.push(more);
   }
   return { calls, pool, ...(target ? { target } : {}) };
 }

@@ -167,6 +167,8 @@ function diffCollection(collection: Collection, before: JsonValue, after: JsonVa
     if (anchors.length === 0) return `it added a ${collection.noun} record that no parameter of the task names`;
     const anchor = anchors.includes(identity) ? identity : anchors[0]!;
     const where: Where = { [anchor]: templates.whole(item[anchor]!)! };
+    // Set apart by what names it, so a list (which `except` cannot key) still guards the records that were there.
+    addId(anchor, templates.whole(item[anchor]!)!);
     found.set(canonicalJson({ count: { path, where }, equals: 1 }), { count: { path, where }, equals: 1 });
     for (const condition of fieldChanges({}, item, templates, anchor)) {
       const more: Where = { ...where, ...condition };
@@ -218,7 +220,14 @@ function templater(params: Record<string, JsonValue>): Templater {
   const known: { template: string; value: string | number }[] = [];
   for (const [name, value] of Object.entries(params)) {
     if (isScalar(value)) known.push({ template: `{{${name}}}`, value });
-    else if (isJsonObject(value)) for (const [field, inner] of Object.entries(value)) if (isScalar(inner) && /^[A-Za-z_][A-Za-z0-9_-]*$/.test(field)) known.push({ template: `{{${name}.${field}}}`, value: inner });
+    else if (isJsonObject(value)) {
+      for (const [field, inner] of Object.entries(value)) {
+        if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(field)) continue;
+        if (isScalar(inner)) known.push({ template: `{{${name}.${field}}}`, value: inner });
+        // A list's first entry can be named too (the observation a task deletes).
+        else if (Array.isArray(inner) && isScalar(inner[0])) known.push({ template: `{{${name}.${field}.0}}`, value: inner[0] });
+      }
+    }
   }
   const textual = known.filter((entry) => String(entry.value).length >= 4).sort((left, right) => String(right.value).length - String(left.value).length);
   const whole = (value: JsonValue): string | undefined => {
