@@ -3,7 +3,8 @@
 // note store that obeys any path, so only the world's guard keeps it in its
 // sandbox), `worlds init` writes the catalog and a skeleton, the user fills in
 // the seed and writes a lane, and `worlds check`, `lanes check`, `generate`,
-// `replay` and `audit` all pass from that project's directory.
+// `replay` and `audit` all pass from that project's directory; `lanes synthesize`
+// then writes tasks for it that `lanes check` proves.
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -114,6 +115,17 @@ describe('bringing your own MCP server, as a new user does', () => {
     assert.match(replay.stdout, /3 records, 3 verified, 0 failed/);
     const audit = await runCliAsync(project, 'audit', 'datasets/acme');
     assert.equal(audit.status, 0, audit.stdout + audit.stderr);
+  });
+
+  it('lanes synthesize writes tasks for the user\'s own server that lanes check proves sound', async () => {
+    const made = await runCliAsync(project, 'lanes', 'synthesize', 'acme-notes', '--count', '1', '--seeds', '0..2', '--out', 'lanes/acme-synth-v1.json');
+    assert.equal(made.status, 0, made.stdout + made.stderr);
+    const lane = JSON.parse(readFileSync(join(project, 'lanes', 'acme-synth-v1.json'), 'utf8'));
+    assert.equal(lane.world.name, 'acme-notes');
+    assert.equal(lane.tasks[0].synthesized.by, 'sampler');
+    const sound = await runCliAsync(project, 'lanes', 'check', 'acme-synth-v1', '--workers', '1');
+    assert.equal(sound.status, 0, sound.stdout + sound.stderr);
+    assert.match(sound.stdout, /1 task, seeds 0\.\.2: all sound/);
   });
 
   it('a world whose package is missing is exit 2 naming the install line', async () => {
