@@ -144,8 +144,14 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
   };
   let laneProblem = loadProblem(run, probe);
   if (laneProblem) return reject('invalid', laneProblem);
-  const golden = await playGolden(run, probe);
-  if ('problem' in golden) return reject('call-failed', golden.problem);
+  let golden = await playGolden(run, probe);
+  if ('problem' in golden) {
+    // A call that needs its record in some state (an order still pending, an issue still open): try the
+    // record's kinds one by one, the first under which every seed's calls succeed is the precondition.
+    const found = await findPrecondition(run, probe, drawn);
+    if (!found) return reject('call-failed', golden.problem);
+    golden = found;
+  }
   const changed = golden.states.some((state) => !canonicalEquals(state.initial, state.final));
   let task: Task;
   if (changed) {
@@ -208,6 +214,21 @@ function loadProblem(run: Run, task: Task): string | undefined {
     }
     return errorMessage(error);
   }
+}
+
+async function findPrecondition(run: Run, probe: Task, drawn: Candidate): Promise<Golden | undefined> {
+  const binding = drawn.pool.bindings[0];
+  const spec = binding ? drawn.pool.params[binding.param] : undefined;
+  if (!binding || !spec || !('from' in spec) || spec.where) return undefined;
+  for (const kind of binding.collection.kinds) {
+    for (const value of kind.values) {
+      spec.where = { [kind.field]: value };
+      const golden = await playGolden(run, probe);
+      if (!('problem' in golden)) return golden;
+    }
+  }
+  delete spec.where;
+  return undefined;
 }
 
 interface Golden {
