@@ -30,7 +30,8 @@
 //      model (llama.cpp, one thread), cold and with the prefix cached, its
 //      decode rate and overheads, and whole verified episodes with it
 //      (bench/engine-bench.ts); skipped, saying so, when scripts/tiny-model.sh
-//      has not built the model.
+//      has not built the model;
+//  11. task synthesis (bench/synthesis-bench.ts), run with --synthesis-only.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
@@ -40,7 +41,10 @@
 // episode, bench/episode-profile.ts), --profile-episodes N (default 500),
 // --engine-only (section 10 alone), --columnar-only (the Arrow and Parquet rates of section 4 alone, on
 // --speed-episodes records), --ceiling-only (section 2's speed-up beside the
-// machine's ceiling alone), --json.
+// machine's ceiling alone), --synthesis-only (section 11 alone: `lanes synthesize`
+// on four worlds, distinct tasks in lanes/, the near-duplicate share of a
+// synthesised lane's episodes beside tool-world-v1's; bench/synthesis-bench.ts),
+// --synthesis-episodes N (default 2000), --json.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -73,6 +77,7 @@ import { openWorldSession } from '../src/world/world-session.js';
 import { measureModelBackends, type ModelBackendFigures } from './model-backend-bench.js';
 import { formatEpisodeProfile, measureEpisodeProfile } from './episode-profile.js';
 import { measureEngine, tinyModelBuilt, type EngineFigures, type TurnTimings } from './engine-bench.js';
+import { measureSynthesis, synthesisRows } from './synthesis-bench.js';
 import { policyFactoryFor } from '../src/selection/scripted-policy-factory.js';
 import { resolveProducedAt } from '../src/generation/produced-at.js';
 import { produceEpisode } from '../src/verify/episode-production.js';
@@ -92,6 +97,8 @@ const { values: flags } = parseArgs({
     'profile-only': { type: 'boolean', default: false },
     'columnar-only': { type: 'boolean', default: false },
     'ceiling-only': { type: 'boolean', default: false },
+    'synthesis-only': { type: 'boolean', default: false },
+    'synthesis-episodes': { type: 'string', default: '2000' },
     'profile-episodes': { type: 'string', default: '500' },
     json: { type: 'boolean', default: false },
   },
@@ -533,6 +540,13 @@ try {
     const speedup = one.seconds / many.seconds;
     if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, one, many, speedup, ceiling }, null, 2) + '\n');
     else printRows([[`speed-up, 1 → ${many.workers} workers`, `${speedup.toFixed(2)}×`, '≥ 1.7×', verdict(speedup >= 1.7)], ...ceilingRows(ceiling, speedup)]);
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(0);
+  }
+  if (flags['synthesis-only']) {
+    const synthesis = await measureSynthesis(scratch, Number(flags['synthesis-episodes']), log);
+    if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, synthesis }, null, 2) + '\n');
+    else printRows(synthesisRows(synthesis));
     rmSync(scratch, { recursive: true, force: true });
     process.exit(0);
   }

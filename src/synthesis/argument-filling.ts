@@ -244,8 +244,9 @@ function fillValue(name: string, schema: JsonObject, context: FillContext, menti
   const bound = bindingFor(name, schema, context);
   if (bound && (type === 'string' || typeof bound.collection.items[0]![bound.field] === 'number')) {
     const first = context.pool.bindings.find((binding) => binding.collection.pointer === bound.collection.pointer);
-    // Within one call a second argument naming the same kind of record (a relation's from and to) names another one.
-    const distinct = first !== undefined && mentions.some((mention) => mention.text.includes(`{{${first.param}.`));
+    // Within one call a second argument naming a record by the same field (a relation's from and to) names
+    // another one; by another field (an entity's name and one of its observations) it is the same record.
+    const distinct = first !== undefined && mentions.some((mention) => mention.text.includes(`{{${first.param}.${bound.field}}}`));
     const binding = context.pool.bind(bound.collection, bound.field, distinct);
     const expression = `{{${binding.param}.${bound.field}}}`;
     const relative = /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');

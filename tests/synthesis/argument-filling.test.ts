@@ -1,0 +1,90 @@
+// How the sampler fills a tool's schema: an argument naming a record is bound
+// to one through a lane parameter (by its name, its description, or the
+// record's own noun), a creating tool's name is fresh, an enum takes one of
+// its values, integers keep to their bounds, a path goes under the shown
+// root unless the schema says it is relative, and a repository argument is
+// the root itself.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { substream } from '../../src/core/random.js';
+import { fillArguments, ParameterPool } from '../../src/synthesis/argument-filling.js';
+import { surveyState } from '../../src/synthesis/state-survey.js';
+
+const state = {
+  entities: [
+    { name: 'Orion', entityType: 'project', observations: ['deadline in Q3'] },
+    { name: 'Hana Rahman', entityType: 'person', observations: ['based in Oslo'] },
+    { name: 'Granite', entityType: 'project', observations: [] },
+  ],
+  tables: { orders: { name: 'orders', row_count: 4 }, items: { name: 'items', row_count: 9 } },
+  files: { 'notes/todo.md': { path: 'notes/todo.md', text: 'x' } },
+};
+const collections = surveyState(state);
+const entities = collections.find((collection) => collection.pointer === '/entities')!;
+const tables = collections.find((collection) => collection.pointer === '/tables')!;
+const files = collections.find((collection) => collection.pointer === '/files')!;
+
+function fill(schema: object, target: typeof entities | undefined, name = 'tool', shownRoot?: string) {
+  const random = substream(1, 'argument-filling-test');
+  const pool = new ParameterPool(random);
+  const filled = fillArguments({ name, inputSchema: schema as never }, { random, pool, collections, ...(target ? { target } : {}), ...(shownRoot ? { shownRoot } : {}) });
+  return { filled, pool };
+}
+
+describe('filling a tool schema', () => {
+  it('surveys collections of records and what names them', () => {
+    assert.deepEqual(entities.naming, ['name']);
+    assert.equal(files.kind, 'map', 'a map of one record keyed by its path is a collection');
+    assert.deepEqual(entities.kinds, [{ field: 'entityType', values: ['person', 'project'] }], 'a field with a few values shared by records is a kind');
+    assert.deepEqual(tables.kinds, []);
+  });
+
+  it('binds an argument to a record by its name, its description or the record\'s noun', () => {
+    const { filled, pool } = fill({ type: 'object', required: ['entityName', 'note'], properties: { entityName: { type: 'string' }, note: { type: 'string' } } }, entities);
+    assert.ok(!('problem' in filled));
+    assert.equal(filled.arguments.entityName, '{{target.name}}');
+    assert.deepEqual(Object.keys(pool.params).sort(), ['note', 'target']);
+    assert.equal((pool.params.target as { from: string }).from, '/entities');
+    assert.ok('choice' in pool.params.note! && pool.params.note.choice.length === 6, 'a fresh value is one of six, picked per seed');
+    const described = fill({ type: 'object', required: ['from'], properties: { from: { type: 'string', description: 'The name of the entity where the relation starts' } } }, entities);
+    assert.equal(!('problem' in described.filled) && described.filled.arguments.from, '{{target.name}}');
+    const noun = fill({ type: 'object', required: ['table'], properties: { table: { type: 'string' } } }, tables);
+    assert.equal(!('problem' in noun.filled) && noun.filled.arguments.table, '{{target.name}}');
+  });
+
+  it('gives a creating tool a fresh name, and an entry of a record\'s list to a tool that takes one out', () => {
+    const created = fill({ type: 'object', required: ['name'], properties: { name: { type: 'string' } } }, entities, 'create_entity');
+    assert.ok(!('problem' in created.filled));
+    assert.equal(created.filled.arguments.name, '{{name}}');
+    const removed = fill({ type: 'object', required: ['entityName', 'observation'], properties: { entityName: { type: 'string' }, observation: { type: 'string' } } }, entities, 'delete_observation');
+    assert.equal(!('problem' in removed.filled) && removed.filled.arguments.observation, '{{target.observations.0}}');
+  });
+
+  it('takes an enum value, keeps integers in bounds, and writes paths under the root unless relative', () => {
+    const { filled, pool } = fill(
+      { type: 'object', required: ['reason', 'limit', 'path'], properties: { reason: { enum: ['completed', 'not_planned'] }, limit: { type: 'integer', minimum: 1, maximum: 5 }, path: { type: 'string' } } },
+      files,
+      'tool',
+      '/repo',
+    );
+    assert.ok(!('problem' in filled));
+    assert.ok(['completed', 'not_planned'].includes(filled.arguments.reason as string));
+    const limits = (pool.params.limit as { choice: number[] }).choice;
+    assert.ok(limits.length > 0 && limits.every((value) => value >= 1 && value <= 5), `limits ${limits}`);
+    assert.equal(filled.arguments.path, '/repo/{{target.path}}');
+    const relative = fill({ type: 'object', required: ['filePath'], properties: { filePath: { type: 'string', description: 'Path relative to the repository root' } } }, files, 'tool', '/repo');
+    assert.equal(!('problem' in relative.filled) && relative.filled.arguments.filePath, '{{target.path}}');
+    const relation = fill({ type: 'object', required: ['from', 'to'], properties: { from: { type: 'string', description: 'The name of the entity where it starts' }, to: { type: 'string', description: 'The name of the entity where it ends' } } }, entities);
+    assert.ok(!('problem' in relation.filled));
+    assert.deepEqual(relation.filled.arguments, { from: '{{target.name}}', to: '{{target_other1.name}}' }, 'a second argument naming a record by the same field names another one');
+    assert.deepEqual(relation.pool.params.target_other1, { from: '/entities', where: { name: { not: '{{target.name}}' } } });
+  });
+
+  it('gives an optional repository argument the shown root, and says why a schema cannot be filled', () => {
+    const { filled } = fill({ type: 'object', properties: { path: { type: 'string', description: 'Path to the Git repository.' } } }, undefined, 'git_status', '/repo');
+    assert.equal(!('problem' in filled) && filled.arguments.path, '/repo');
+    const odd = fill({ type: 'object', required: ['blob'], properties: { blob: { type: 'null' } } }, undefined);
+    assert.match('problem' in odd.filled ? odd.filled.problem : '', /property "blob" is of a type the sampler does not fill/);
+  });
+});
