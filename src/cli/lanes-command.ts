@@ -18,7 +18,7 @@ import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
 import { checkLanesSoundness } from '../generation/soundness-pool.js';
 import { defaultCheckSeeds, DEFAULT_CHECK_SEEDS, label, type TaskSoundness } from '../verify/lane-soundness.js';
 import { getWorld } from '../world/world-registry.js';
-import { ProgressLine, type Streams, writeJson } from './output.js';
+import { formatTable, ProgressLine, type Streams, writeJson } from './output.js';
 import { registerLanesSynthesize } from './lanes-synthesize-command.js';
 import { shortPin } from '../models/model-pin.js';
 
@@ -56,10 +56,6 @@ function laneRow(path: string): LaneRow {
   }
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')).join('\n') + '\n';
-}
 
 export function describeLane(lane: Lane): object {
   const world = getWorld(lane.document.world.name);
@@ -109,7 +105,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       const worlds = new Set(valid.map((row) => row.world));
       const tasks = new Set(valid.flatMap((row) => (row.task_ids ?? []).map((id) => `${row.world}/${id}`)));
       streams.stdout.write(
-        table([
+        formatTable([
           ['NAME', 'WORLD', 'TASKS', 'SEEDS', 'POLICY', 'DESCRIPTION'],
           ...rows.map((row) =>
             row.valid
@@ -281,7 +277,7 @@ function unsoundParts(result: TaskSoundness): string[] {
 }
 
 function soundnessTable(results: readonly TaskSoundness[]): string {
-  return table([
+  return formatTable([
     ['LANE', 'TASK', 'KIND', 'SOLUTION', 'DO-NOTHING', 'WRONG', 'PHRASINGS', 'VERDICT'],
     ...results.map((result) => [
       result.lane,

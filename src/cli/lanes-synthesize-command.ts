@@ -10,7 +10,7 @@ import type { JsonObject } from '../core/json-value.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { writeFileAtomically } from '../records/atomic-file.js';
 import { synthesizeLane, type CandidateEvent } from '../synthesis/task-synthesis.js';
-import { ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
+import { formatTable, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
 interface SynthesizeFlags {
   count: string;
@@ -106,11 +106,11 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
         streams.stdout.write(`${kept} of ${result.events.length} candidates kept as sound (${percent(kept, result.events.length)}), ${tally.executed} executed, in ${shortDuration(seconds)}\n`);
         if (byKind.length > 0) {
           streams.stdout.write('\nkept tasks by kind and tool\n');
-          streams.stdout.write(table([['KIND', 'TOOLS', 'TASKS'], ...byKind.map((row) => [row.kind, row.tools, String(row.tasks)])]));
+          streams.stdout.write(formatTable([['KIND', 'TOOLS', 'TASKS'], ...byKind.map((row) => [row.kind, row.tools, String(row.tasks)])]));
         }
         if (reasons.length > 0) {
           streams.stdout.write('\nrejected candidates by reason (one example each)\n');
-          streams.stdout.write(table([['REASON', 'COUNT', 'EXAMPLE'], ...reasons.map((row) => [row.reason, String(row.count), row.example])]));
+          streams.stdout.write(formatTable([['REASON', 'COUNT', 'EXAMPLE'], ...reasons.map((row) => [row.reason, String(row.count), row.example.slice(0, 160)])]));
         }
         streams.stdout.write(kept > 0 ? `\nwrote ${out} (${kept} tasks); prove it with  episode-factory lanes check ${out}\n` : '\nwrote nothing: no candidate was sound\n');
         if (kept < count) streams.stdout.write(`kept ${kept} of the ${count} asked for after ${result.events.length} candidates; raise --max-candidates, or see the reasons above\n`);
@@ -163,7 +163,3 @@ function percent(part: number, whole: number): string {
   return whole === 0 ? '0%' : `${Math.round((100 * part) / whole)}%`;
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell.slice(0, 160) : cell.padEnd(widths[column]!))).join('  ')).join('\n') + '\n';
-}

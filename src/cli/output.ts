@@ -85,3 +85,9 @@ export function shortDuration(seconds: number): string {
 export function percent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;
 }
+
+/** Rows as aligned columns, two spaces apart; the last column is never padded. */
+export function formatTable(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')).join('\n') + '\n';
+}

@@ -348,6 +348,16 @@ function playedScript(script: readonly ScriptStep[], variant: ScriptedVariant, d
 /** The start of a JSON object or array ("[FILE] notes.txt" is prose, `[{"a"` is JSON). */
 const LOOKS_LIKE_JSON = /^\s*(?:\{\s*["}]|\[\s*(?:["{[\]\-0-9]|true|false|null))/;
 
+/** A successful result as a script binds it (`as`): parsed JSON, or { text } for prose; undefined when it looks cut short. */
+export function boundResult(content: string): JsonValue | undefined {
+  if (!LOOKS_LIKE_JSON.test(content)) return { text: content };
+  try {
+    return JSON.parse(content) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
 function interpret(message: ToolMessage): Outcome {
   const error = message.tool_result.error ?? message.content;
   if (!message.tool_result.ok) return { ok: false, kind: message.tool_result.kind ?? 'tool_error', text: message.content, error };
@@ -355,12 +365,8 @@ function interpret(message: ToolMessage): Outcome {
   // server-memory: "Entities deleted successfully"):
   // a result that does not even start like JSON is bound as { text }. One that starts like JSON and
   // does not parse was cut short.
-  if (!LOOKS_LIKE_JSON.test(message.content)) return { ok: true, value: { text: message.content } };
-  try {
-    return { ok: true, value: JSON.parse(message.content) as JsonValue };
-  } catch {
-    return { ok: false, kind: 'unreadable', text: message.content, error: 'the result could not be read; it looks cut short' };
-  }
+  const value = boundResult(message.content);
+  return value === undefined ? { ok: false, kind: 'unreadable', text: message.content, error: 'the result could not be read; it looks cut short' } : { ok: true, value };
 }
 
 function isUnknownTool(outcome: Extract<Outcome, { ok: false }>): boolean {

@@ -15,7 +15,7 @@ import type { Predicate, Where } from '../lanes/lane.js';
 import { asCollection, type Collection } from './state-survey.js';
 
 /** Fields a world derives from others or from the clock: a predicate on them pins bytes, not intent. */
-const DERIVED = /^(sha256|hash|short|bytes|size|lines|modified_at|updated_at|created_at|mtime|ctime|revision|sequence|dimension|next_rowid|row_count|etag|version)$/i;
+export const DERIVED_FIELD = /^(sha256|hash|short|bytes|size|lines|modified_at|updated_at|created_at|mtime|ctime|revision|sequence|dimension|next_rowid|row_count|etag|version)$/i;
 
 export interface SeedState {
   initial: JsonValue;
@@ -91,7 +91,7 @@ function diffSeed(seed: SeedState, collections: Map<string, Collection>, volatil
     }
     // A value outside any record (a clock, a counter): it may move, and nothing is claimed of it.
     markAncestors(pointer);
-    if (!volatile.includes(pointer) && after !== undefined && !DERIVED.test(lastToken(pointer))) {
+    if (!volatile.includes(pointer) && after !== undefined && !DERIVED_FIELD.test(lastToken(pointer))) {
       const value = templates.value(after);
       if (value !== undefined) found.set(canonicalJson({ path: pointer, equals: value }), { path: pointer, equals: value });
     }
@@ -163,7 +163,7 @@ function diffCollection(collection: Collection, before: JsonValue, after: JsonVa
   const added = [...now].filter(([key]) => !old.has(key)).map(([, item]) => item);
   for (const item of added) {
     guard.allowAdded = true;
-    const anchors = Object.keys(item).filter((field) => !DERIVED.test(field) && typeof templates.whole(item[field]!) === 'string');
+    const anchors = Object.keys(item).filter((field) => !DERIVED_FIELD.test(field) && typeof templates.whole(item[field]!) === 'string');
     if (anchors.length === 0) return `it added a ${collection.noun} record that no parameter of the task names`;
     const anchor = anchors.includes(identity) ? identity : anchors[0]!;
     const where: Where = { [anchor]: templates.whole(item[anchor]!)! };
@@ -182,7 +182,7 @@ function diffCollection(collection: Collection, before: JsonValue, after: JsonVa
 function fieldChanges(before: JsonObject, after: JsonObject, templates: Templater, skip: string): Where[] {
   const out: Where[] = [];
   for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    if (field === skip || DERIVED.test(field)) continue;
+    if (field === skip || DERIVED_FIELD.test(field)) continue;
     const old = before[field];
     const now = after[field];
     if (canonicalEquals(old ?? null, now ?? null) && (old === undefined) === (now === undefined)) continue;

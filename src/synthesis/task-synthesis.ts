@@ -14,7 +14,7 @@ import { substream } from '../core/random.js';
 import type { LaneDocument, Predicate, SeedRange, SolutionStep, Task } from '../lanes/lane.js';
 import { parseLane } from '../lanes/lane-loader.js';
 import { seedsOf } from '../lanes/seed-range.js';
-import { ScriptedPolicy } from '../policy/scripted-policy.js';
+import { boundResult, ScriptedPolicy } from '../policy/scripted-policy.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { drawInitialSnapshot } from '../world/world-session.js';
 import { isServerWorld } from '../world/server-world.js';
@@ -25,7 +25,7 @@ import type { FilledCall } from './argument-filling.js';
 import { drawCandidate, type Candidate } from './candidate-sampler.js';
 import { generateWrongs } from './generated-wrongs.js';
 import { actionGrammar, questionGrammar, SHARED_PHRASING, toolPhrase } from './instruction-grammar.js';
-import { derivePredicates, type SeedState } from './state-diff-predicates.js';
+import { DERIVED_FIELD, derivePredicates, type SeedState } from './state-diff-predicates.js';
 import { singular, surveyState, words, type Collection } from './state-survey.js';
 
 export const SAMPLER = 'episode-factory.sampler.v1';
@@ -71,7 +71,6 @@ export interface SynthesisResult {
 const DEFAULT_CHECK_SEEDS = 8;
 const DEFAULT_GOLDEN_SEEDS = 8;
 const SYSTEM_PROMPT = 'You are an assistant with access to tools. Use them to do exactly what the user asks, change nothing else, then answer in one or two sentences.';
-const DERIVED = /^(sha256|hash|short|bytes|size|modified_at|updated_at|created_at|revision|sequence|dimension)$/i;
 
 export async function synthesizeLane(options: SynthesisOptions): Promise<SynthesisResult> {
   const world = getWorld(options.world);
@@ -260,25 +259,13 @@ async function playGolden(run: Run, probe: Task): Promise<Golden | { problem: st
     if (failed && failed.role === 'tool') return { problem: `seed ${seed}: ${failed.name} failed: ${oneLine(failed.tool_result.error ?? failed.content)}` };
     if (toolMessages.length !== probe.solution.length - 1) return { problem: `seed ${seed}: ${toolMessages.length} of ${probe.solution.length - 1} calls were made (${record.result.outcome})` };
     states.push(seen!);
-    results.push(toolMessages.map((message) => (message.role === 'tool' ? readResult(message.content) : null)));
+    results.push(toolMessages.map((message) => (message.role === 'tool' ? boundResult(message.content) ?? { text: message.content } : null)));
     // A call writes when a read-only annotation does not say otherwise; the snapshot decides whether anything changed at all.
     probe.solution.forEach((step, index) => {
       if ('call' in step && !run.tools.find((tool) => tool.name === step.call)?.annotations?.readOnlyHint) writes.add(index);
     });
   }
   return { states, results, writes };
-}
-
-const LOOKS_LIKE_JSON = /^\s*(?:\{\s*["}]|\[\s*(?:["{[\]\-0-9]|true|false|null))/;
-
-/** A result as the scripted policy binds it: parsed JSON, or { text } for prose. */
-function readResult(content: string): JsonValue {
-  if (!LOOKS_LIKE_JSON.test(content)) return { text: content };
-  try {
-    return JSON.parse(content) as JsonValue;
-  } catch {
-    return { text: content };
-  }
 }
 
 interface Question {
@@ -305,7 +292,7 @@ function answerFact(candidate: Candidate, states: readonly SeedState[], results:
   const spec = candidate.pool.params[binding.param];
   const filtered = new Set(spec && 'from' in spec ? Object.keys(spec.where ?? {}) : []);
   for (const field of binding.collection.fields) {
-    if (DERIVED.test(field) || filtered.has(field) || [...stated].some((text) => text.includes(`{{${binding.param}.${field}}}`))) continue;
+    if (DERIVED_FIELD.test(field) || filtered.has(field) || [...stated].some((text) => text.includes(`{{${binding.param}.${field}}}`))) continue;
     let reference: string | undefined;
     let agreed = true;
     states.forEach((state, seed) => {
