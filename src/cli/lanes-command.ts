@@ -83,6 +83,7 @@ export function describeLane(lane: Lane): object {
       ),
       predicates: task.predicates.map((predicate) => predicate.id),
       wrong: (task.wrong ?? []).map((wrong) => wrong.id),
+      ...(task.synthesized ? { synthesized: task.synthesized } : {}),
     })),
   };
 }
@@ -149,6 +150,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         out.push(`    solution    ${task.solution.join(' -> ')}`);
         out.push(`    predicates  ${task.predicates.join(', ')} (hidden from the policy)`);
         if (task.wrong.length) out.push(`    wrong       ${task.wrong.join(', ')} (must fail; see lanes check)`);
+        if (task.synthesized) out.push(`    made by     lanes synthesize: ${task.synthesized.by}${task.synthesized.sampler ? ` (${task.synthesized.sampler})` : ''}, draw ${task.synthesized.draw}, a ${task.synthesized.kind} task`);
       }
       streams.stdout.write(out.join('\n') + '\n');
     });

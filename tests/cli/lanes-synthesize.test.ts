@@ -46,6 +46,8 @@ describe('lanes synthesize', () => {
     assert.match(again.stdout, /kept tasks by kind and tool/);
     assert.match(again.stdout, /rejected candidates by reason \(one example each\)/);
 
+    const shown = await runCliAsync(project, 'lanes', 'show', 'lanes/issues-synth-v1.json');
+    assert.match(shown.stdout, /made by {5}lanes synthesize: sampler \(episode-factory\.sampler\.v1\), draw \d+, a (write|read) task/, 'a reviewer tells synthesised tasks from hand-written ones');
     const check = await runCliAsync(project, 'lanes', 'check', 'lanes/issues-synth-v1.json', '--seeds', '0..4', '--workers', '1');
     assert.equal(check.status, 0, check.stdout);
     assert.match(check.stdout, /6 tasks, seeds 0\.\.4: all sound/);
