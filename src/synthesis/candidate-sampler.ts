@@ -70,14 +70,15 @@ export function drawCandidate(context: SamplerContext, random: Random): Candidat
   return { calls, pool, ...(target ? { target } : {}) };
 }
 
-/** Does some argument of the schema (at any depth) name a record of this collection? */
+/** Does some argument of the schema (at any depth, list items included) name a record of this collection? */
 export function namesRecordOf(schema: JsonObject, collection: Collection): boolean {
   const properties = isJsonObject(schema.properties) ? schema.properties : {};
   for (const [name, property] of Object.entries(properties)) {
     if (!isJsonObject(property)) continue;
-    const description = typeof property.description === 'string' ? property.description : '';
-    if (collection.naming.some((field) => propertyScore(name, description, collection, field) > 0)) return true;
-    if (isJsonObject(property.items) && (namesRecordOf(property.items, collection) || collection.naming.some((field) => propertyScore(name, typeof property.items === 'object' && property.items && 'description' in property.items ? String((property.items as JsonObject).description ?? '') : '', collection, field) > 0))) return true;
+    const items = isJsonObject(property.items) ? property.items : undefined;
+    const descriptions = [property.description, items?.description].map((text) => (typeof text === 'string' ? text : ''));
+    if (descriptions.some((description) => collection.naming.some((field) => propertyScore(name, description, collection, field) > 0))) return true;
+    if (items && namesRecordOf(items, collection)) return true;
     if (isJsonObject(property.properties) && namesRecordOf(property, collection)) return true;
   }
   return false;
