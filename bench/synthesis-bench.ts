@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../src/core/canonical-json.js';
+import { childEnvironment } from '../src/core/child-environment.js';
 import type { JsonValue } from '../src/core/json-value.js';
 
 const REPO = new URL('../', import.meta.url).pathname;
@@ -40,7 +41,7 @@ const WORLDS: [string, SynthesisRun['kind']][] = [
 
 function run(cwd: string, ...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: childEnvironment(process.env).env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

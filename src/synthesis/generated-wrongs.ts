@@ -26,14 +26,17 @@ export function generateWrongs(inputs: WrongInputs): WrongTrajectory[] {
   const wrongs: WrongTrajectory[] = [];
   // A record with no sibling on the surveyed seed cannot be mistaken for another.
   for (const binding of inputs.bindings.filter((entry) => entry.collection.items.length >= 2).slice(0, 2)) {
-    const identity = binding.collection.identities[0]!;
+    const identity = binding.field;
     const other = `${binding.param}_sibling`;
+    // A sibling of the same kind (another open issue, not a closed one), so its calls succeed and only the record is wrong.
+    const spec = inputs.params[binding.param];
+    const kind = spec && 'from' in spec ? Object.fromEntries(Object.entries(spec.where ?? {}).filter(([field]) => field !== identity)) : {};
     const noun = singular(binding.collection.noun);
     const id = `acts-on-another-${slug(noun)}`;
     wrongs.push({
       id: wrongs.some((wrong) => wrong.id === id) ? `${id}-${wrongs.length + 1}` : id,
       description: `Makes the same calls on another ${noun} than the one asked for.`,
-      params: { [other]: { from: binding.collection.pointer, where: { [identity]: { not: `{{${binding.param}.${identity}}}` } } } },
+      params: { [other]: { from: binding.collection.pointer, where: { ...kind, [identity]: { not: `{{${binding.param}.${identity}}}` } } } },
       solution: replaceIn(inputs.solution, `{{${binding.param}.`, `{{${other}.`),
     });
   }

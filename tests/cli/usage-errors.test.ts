@@ -42,7 +42,7 @@ const CASES: [string[], string | RegExp][] = [
   [['frobnicate'], new RegExp(`^episode-factory: unknown command "frobnicate" — fix: ${COMMANDS.source}`)],
   [['genrate', 'tool-world-v1'], new RegExp(`^episode-factory: unknown command "genrate" — fix: did you mean generate\\? T${COMMANDS.source.slice(1)}`)],
   [['export', 'sfx', 'datasets/x'], 'episode-factory export: unknown command "sfx" — fix: did you mean sft? The commands are sft, dpo; see `episode-factory export --help`'],
-  [['lanes', 'remove'], 'episode-factory lanes: unknown command "remove" — fix: the commands are list, show, rewrite, check; see `episode-factory lanes --help`'],
+  [['lanes', 'remove'], 'episode-factory lanes: unknown command "remove" — fix: the commands are list, show, rewrite, synthesize, check; see `episode-factory lanes --help`'],
   [['help', 'nope'], /^episode-factory: unknown command "nope" — fix: name one of generate, replay, .*; see `episode-factory --help`$/],
   // No command where one is needed.
   [[], /^episode-factory: no command given — fix: name one of generate, replay, lanes, .*, report, trace, engine; see `episode-factory --help`$/],
