@@ -10,7 +10,7 @@ import { errorMessage, FactoryError } from '../core/errors.js';
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
 import { collectionAt } from '../core/where-clause.js';
-import { substream } from '../core/random.js';
+import { substream, type Random } from '../core/random.js';
 import type { LaneDocument, Predicate, SeedRange, SolutionStep, Task } from '../lanes/lane.js';
 import { parseLane } from '../lanes/lane-loader.js';
 import { seedsOf } from '../lanes/seed-range.js';
@@ -22,7 +22,7 @@ import { getWorld } from '../world/world-registry.js';
 import { produceEpisode, type PolicyFactory } from '../verify/episode-production.js';
 import { checkLaneSoundness } from '../verify/lane-soundness.js';
 import type { FilledCall } from './argument-filling.js';
-import { drawCandidate, type Candidate } from './candidate-sampler.js';
+import { drawCandidate, type Candidate, type SamplerTool } from './candidate-sampler.js';
 import { generateWrongs } from './generated-wrongs.js';
 import { actionGrammar, questionGrammar, SHARED_PHRASING, toolPhrase } from './instruction-grammar.js';
 import { DERIVED_FIELD, derivePredicates, type SeedState } from './state-diff-predicates.js';
@@ -49,9 +49,11 @@ export interface SynthesisOptions {
   name: string;
   producedAt?: string;
   onCandidate?: (event: CandidateEvent) => void;
+  /** Where candidates come from (default: the seeded sampler). */
+  source?: CandidateSource;
 }
 
-export type RejectionReason = 'unfillable' | 'invalid' | 'call-failed' | 'no-effect' | 'inexpressible' | 'no-fact' | 'duplicate' | 'unsound';
+export type RejectionReason = 'unfillable' | 'writer-garbage' | 'invalid' | 'call-failed' | 'no-effect' | 'inexpressible' | 'no-fact' | 'duplicate' | 'unsound';
 
 export interface CandidateEvent {
   draw: number;
@@ -85,10 +87,11 @@ export async function synthesizeLane(options: SynthesisOptions): Promise<Synthes
   const shownRoot = isServerWorld(world) ? world.shownRoot : undefined;
   const volatile = isServerWorld(world) ? world.volatile ?? [] : [];
   const tools = world.tools.map((tool) => ({ name: tool.name, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));
+  const source = options.source ?? SAMPLER_SOURCE;
   const base: LaneDocument = {
     format: 'episode-factory.lane.v1',
     name: options.name,
-    description: `Tasks synthesised from the ${options.world} world by the seeded sampler (${SAMPLER}): golden actions run on the real world, hidden predicates written from the state they left, its golden calls passing on seeds ${goldenSeeds[0]}..${goldenSeeds[goldenSeeds.length - 1]} and each task proven sound on seeds ${checkRange.from}..${checkRange.to}.`,
+    description: `Tasks synthesised from the ${options.world} world by ${source.provenance.sampler ? `the seeded sampler (${source.provenance.sampler})` : `the writer model ${source.provenance.by}`}: golden actions run on the real world, hidden predicates written from the state they left, its golden calls passing on seeds ${goldenSeeds[0]}..${goldenSeeds[goldenSeeds.length - 1]} and each task proven sound on seeds ${checkRange.from}..${checkRange.to}.`,
     produced_at: producedAt,
     world: { name: options.world, ...(Object.keys(config).length > 0 ? { config } : {}) },
     policy: { kind: 'scripted' },
@@ -102,7 +105,7 @@ export async function synthesizeLane(options: SynthesisOptions): Promise<Synthes
   const seenKeys = new Map<string, string>();
   const limit = options.maxCandidates ?? options.count * 20;
   for (let draw = 0; draw < limit && kept.length < options.count; draw++) {
-    const event = await tryCandidate(draw, { options, base, collections, shownRoot, volatile, tools, goldenSeeds, checkRange, seenKeys });
+    const event = await tryCandidate(draw, { options, base, collections, shownRoot, volatile, tools, goldenSeeds, checkRange, seenKeys, source, initial });
     if (event.kept && event.taskDefinition) kept.push(event.taskDefinition);
     const { taskDefinition: _definition, ...reported } = event;
     events.push(reported);
@@ -121,15 +124,45 @@ interface Run {
   goldenSeeds: number[];
   checkRange: SeedRange;
   seenKeys: Map<string, string>;
+  source: CandidateSource;
+  initial: JsonValue;
 }
 
 type Attempt = CandidateEvent & { taskDefinition?: Task };
 
+/** Where a draw's candidate comes from: the seeded sampler, or a writer model's proposal (writer-proposal.ts). */
+export interface CandidateSource {
+  /** Provenance every task it makes carries, besides its draw, kind and tools. */
+  provenance: { by: string; sampler?: string; writer_digest?: string };
+  /** The candidate for this draw; an `instruction` replaces the phrasing grammar's. A problem rejects the draw with its reason. */
+  propose(draw: number, context: SourceContext, random: Random): Promise<(Candidate & { instruction?: string }) | { problem: string; reason: RejectionReason }>;
+}
+
+export interface SourceContext {
+  world: string;
+  tools: readonly SamplerTool[];
+  collections: readonly Collection[];
+  /** The first golden seed's initial state, which a writer sees. */
+  initial: JsonValue;
+  shownRoot?: string;
+}
+
+export const SAMPLER_SOURCE: CandidateSource = {
+  provenance: { by: 'sampler', sampler: SAMPLER },
+  async propose(_draw, context, random) {
+    const drawn = drawCandidate(context, random);
+    return 'problem' in drawn ? { problem: drawn.problem, reason: 'unfillable' } : drawn;
+  },
+};
+
 async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
   const random = substream(draw, `synthesize:${run.options.world}`);
-  const drawn = drawCandidate({ tools: run.tools, collections: run.collections, ...(run.shownRoot ? { shownRoot: run.shownRoot } : {}) }, random);
-  if ('problem' in drawn) return { draw, kept: false, reason: 'unfillable', detail: drawn.problem };
+  const context: SourceContext = { world: run.options.world, tools: run.tools, collections: run.collections, initial: run.initial, ...(run.shownRoot ? { shownRoot: run.shownRoot } : {}) };
+  const drawn = await run.source.propose(draw, context, random);
+  if ('problem' in drawn) return { draw, kept: false, reason: drawn.reason, detail: drawn.problem };
   const tools = drawn.calls.map((call) => call.call);
+  const instruction = drawn.instruction ?? actionGrammar(drawn.calls);
+  const provenance = run.source.provenance;
   const reject = (reason: RejectionReason, detail: string): Attempt => ({ draw, kept: false, tools, reason, detail });
   const id = taskId(tools, draw);
   const solution: SolutionStep[] = drawn.calls.map((call, index) => ({ call: call.call, arguments: call.arguments, as: `r${index + 1}` }));
@@ -137,7 +170,7 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
     id,
     title: 'probe',
     params: drawn.pool.params,
-    user: actionGrammar(drawn.calls),
+    user: instruction,
     solution: [...solution, { answer: 'Done.' }],
     predicates: [{ id: 'probe', calls: { tool: tools[0]! }, min: 0 }],
   };
@@ -163,11 +196,11 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
       title: `${capital(tools.map(toolPhrase).join(', then '))}${drawn.target ? ` on ${article(singular(drawn.target.noun))}` : ''}`,
       tags: ['synthesized', 'write', drawn.calls.length > 1 ? 'multi-call' : 'single-call'],
       params: drawn.pool.params,
-      user: actionGrammar(drawn.calls),
+      user: instruction,
       solution: [...solution, { answer: 'Done.' }],
       predicates,
       wrong: generateWrongs({ solution: [...solution, { answer: 'Done.' }], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes }),
-      synthesized: { by: 'sampler', sampler: SAMPLER, draw, kind: 'write', tools },
+      synthesized: { ...provenance, draw, kind: 'write', tools },
     };
   } else {
     if (drawn.pool.fresh.size > 0) return reject('no-effect', `its calls changed nothing on any seed, though they were given new values (${[...drawn.pool.fresh].join(', ')})`);
@@ -183,11 +216,11 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
       title: `Report the ${words(question.field)} of ${article(singular(question.collection.noun))}`,
       tags: ['synthesized', 'read-only', drawn.calls.length > 1 ? 'multi-call' : 'single-call'],
       params: drawn.pool.params,
-      user: questionGrammar(question.field, question.collection.noun, question.identity),
+      user: drawn.instruction ?? questionGrammar(question.field, question.collection.noun, question.identity),
       solution: [...solution, answerStep],
       predicates,
       wrong: generateWrongs({ solution: [...solution, answerStep], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes: [] }),
-      synthesized: { by: 'sampler', sampler: SAMPLER, draw, kind: 'read', tools },
+      synthesized: { ...provenance, draw, kind: 'read', tools },
     };
   }
   const key = dedupKey(task);
