@@ -217,9 +217,10 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
     .option('--all', 'check every lane `lanes list` finds')
     .option('--seeds <range>', `seeds to play, A..B (default: each lane's first ${DEFAULT_CHECK_SEEDS})`)
     .option('--task <id...>', 'only these tasks')
+    .option('--sample <n>', "only n tasks of each lane, spread evenly through it: a quick spot-check of a long (synthesised) lane")
     .option('--workers <n>', 'worker threads, one task\'s proof at a time each (default: the number of cores; 1 starts no thread); the results are the same whatever the number')
     .option('--json', 'print the results as JSON')
-    .action(async (references: string[], flags: { all?: boolean; seeds?: string; task?: string[]; workers?: string; json?: boolean }) => {
+    .action(async (references: string[], flags: { all?: boolean; seeds?: string; task?: string[]; sample?: string; workers?: string; json?: boolean }) => {
       if (flags.all && references.length > 0) throw new FactoryError('usage', 'name lanes or pass --all, not both', { fix: 'drop the lane names or --all' });
       const workers = flags.workers === undefined ? availableParallelism() : parseWorkers(flags.workers);
       const paths = flags.all ? listLaneFiles() : references;
@@ -231,6 +232,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         workers,
         ...(seeds ? { seeds } : {}),
         ...(flags.task ? { taskIds: flags.task } : {}),
+        ...(flags.sample !== undefined ? { sample: parseCount(flags.sample, '--sample') } : {}),
         onLane: (lane) => progress.update(`checking ${lane.name}…`),
         onTask: (result) => progress.update(`checking ${result.lane}: ${result.task} ${result.sound ? 'sound' : 'UNSOUND'}`),
       });
@@ -252,6 +254,11 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
       }
       setExit(unsound.length === 0 ? 0 : 1);
     });
+}
+
+function parseCount(text: string, flag: string): number {
+  if (!/^[0-9]{1,6}$/.test(text) || Number(text) < 1) throw new FactoryError('usage', `${flag} "${text}" is not a positive whole number`, { fix: `pass ${flag} 1 or more` });
+  return Number(text);
 }
 
 function parseWorkers(text: string): number {

@@ -19,6 +19,8 @@ export interface LanesSoundnessOptions {
   workers: number;
   seeds?: SeedRange;
   taskIds?: readonly string[];
+  /** Only this many of each lane's tasks, evenly spaced. */
+  sample?: number;
   /** Called when a lane's first task starts. */
   onLane?: (lane: Lane) => void;
   /** Called after each task, for progress: in lane order on one thread, as they finish on several. */
@@ -35,7 +37,7 @@ export async function checkLanesSoundness(lanes: readonly Lane[], options: Lanes
   const jobs: (SoundnessJob & { lane: Lane })[] = [];
   for (const lane of lanes) {
     const seeds = options.seeds ?? defaultCheckSeeds(lane);
-    for (const task of tasksToCheck(lane, options.taskIds)) {
+    for (const task of tasksToCheck(lane, options.taskIds, options.sample)) {
       jobs.push({ index: jobs.length, lane, lanePath: lane.path, laneSha256: lane.sha256, task: lane.document.tasks.indexOf(task), seeds });
     }
   }
@@ -45,7 +47,7 @@ export async function checkLanesSoundness(lanes: readonly Lane[], options: Lanes
     const results: TaskSoundness[] = [];
     for (const lane of lanes) {
       options.onLane?.(lane);
-      results.push(...(await checkLaneSoundness(lane, { ...(options.seeds ? { seeds: options.seeds } : {}), ...(options.taskIds ? { taskIds: options.taskIds } : {}), ...(options.onTask ? { onTask: options.onTask } : {}) })));
+      results.push(...(await checkLaneSoundness(lane, { ...(options.seeds ? { seeds: options.seeds } : {}), ...(options.taskIds ? { taskIds: options.taskIds } : {}), ...(options.sample !== undefined ? { sample: options.sample } : {}), ...(options.onTask ? { onTask: options.onTask } : {}) })));
     }
     return results;
   }

@@ -25,11 +25,14 @@ function validateLaneSchema(document: unknown): { where: string; reason: string 
   return validateAgainst('lane.v1', document).map((error) => ({ where: error.path || '/', reason: error.reason }));
 }
 
-/** Directories searched for lanes by name, in order. */
+/** Where `lanes synthesize` output is kept beside hand-written lanes: found by name like them, proven by sample in the tests and whole in the bench. */
+export const SYNTHESIZED_LANES = 'synthesized';
+
+/** Directories searched for lanes by name, in order: each lanes/ folder, then its synthesized/ folder. */
 export function laneDirectories(cwd = process.cwd()): string[] {
   const local = resolve(cwd, 'lanes');
   const builtin = resolve(BUILTIN_LANES_DIR);
-  return local === builtin ? [builtin] : [local, builtin];
+  return (local === builtin ? [builtin] : [local, builtin]).flatMap((directory) => [directory, join(directory, SYNTHESIZED_LANES)]);
 }
 
 function looksLikePath(reference: string): boolean {
@@ -57,7 +60,7 @@ export function listLaneFiles(cwd = process.cwd()): string[] {
   for (const directory of laneDirectories(cwd)) {
     if (!existsSync(directory)) continue;
     for (const file of readdirSync(directory).sort()) {
-      if (file.endsWith('.json') && !byName.has(file)) byName.set(file, join(directory, file));
+      if (file.endsWith('.json') && !byName.has(file) && !file.endsWith('.rewrites.json') && !file.endsWith('.writer.json')) byName.set(file, join(directory, file));
     }
   }
   return [...byName.values()];

@@ -70,14 +70,14 @@ export class ParameterPool {
   }
 
   /** A fresh value, one of a fixed list drawn now, picked per seed when the task runs. */
-  freshValue(property: string, kind: 'text' | 'name' | 'integer', range: [number, number] = [11, 97]): string {
+  freshValue(property: string, kind: 'text' | 'name' | 'tag' | 'integer', range: [number, number] = [11, 97]): string {
     const base = words(property).replace(/ /g, '_') || 'value';
     let name = base;
     for (let index = 2; this.params[name] !== undefined; index++) name = `${base}_${index}`;
     const choices: JsonValue[] = [];
     while (choices.length < FRESH_CHOICES) {
       if (kind === 'integer' && range[1] - range[0] + 1 < FRESH_CHOICES && choices.length > range[1] - range[0]) break;
-      const value = kind === 'integer' ? this.random.int(range[0], range[1]) : kind === 'name' ? freshName(this.random) : freshText(this.random);
+      const value = kind === 'integer' ? this.random.int(range[0], range[1]) : kind === 'name' ? freshName(this.random) : kind === 'tag' ? freshName(this.random).replace('-', '/') : freshText(this.random);
       if (!choices.includes(value)) choices.push(value);
     }
     this.params[name] = { choice: choices };
@@ -109,6 +109,10 @@ export interface FillContext {
   shownRoot?: string;
   /** The tool makes records: the names it is given are new ones, not a record's. */
   creating?: boolean;
+  /** The tool works on folders (list_directory, directory_tree): a path it takes is the folder a record is in. */
+  folders?: boolean;
+  /** The tool is told the vault by name: its paths are relative to the vault. */
+  relative?: boolean;
 }
 
 /** Fill a tool's arguments, or say why it cannot be filled. */
@@ -117,7 +121,8 @@ export function fillArguments(tool: { name: string; inputSchema: JsonObject; ann
   try {
     // A read needs no option to do something; options would only be values the question must state.
     const creating = CREATING.test(tool.name);
-    const value = fillObject(tool.inputSchema, { ...context, creating }, mentions, tool.annotations?.readOnlyHint === true ? 'read' : 'top');
+    const folders = FOLDER_TOOL.test(tool.name);
+    const value = fillObject(tool.inputSchema, { ...context, creating, folders }, mentions, tool.annotations?.readOnlyHint === true ? 'read' : 'top');
     return { call: tool.name, arguments: value, mentions };
   } catch (error) {
     if (error instanceof Unfillable) return { problem: error.message };
@@ -153,7 +158,13 @@ function normal(text: string): string {
 
 /** Tool names that make records ("create_entities", "new-note", "insert_row"): their names are fresh, not a record's. */
 const CREATING = /^(create|new|insert|make)[-_]|[-_](create|new|insert)$/i;
-const PATH_LIKE = /^(path|paths|file|files|filename|filepath|file_path|source|src|note|notepath)$/i;
+const FOLDER_TOOL = /director|folder|[-_]tree$/i;
+const FOLDER_ARGUMENT = /^(folder|dir|directory)$/i;
+/** The field of a file record that names the folder it is in. */
+const FOLDER_FIELD = 'dir';
+export const PATH_LIKE = /^(path|paths|file|files|filename|filepath|file_path|source|src|note|notepath)$/i;
+/** Tags take letters and slashes only ("project/docs"), in the servers measured. */
+const TAG_LIKE = /^(old|new)?tags?$/i;
 const TEXT_LIKE = /(content|contents|text|body|description|observation|comment|message|note)s?$/i;
 
 function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[], level: 'top' | 'read' | 'inner'): JsonObject {
@@ -162,9 +173,13 @@ function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[
   const out: JsonObject = {};
   const names = Object.keys(properties).filter((name) => required.includes(name));
   // An optional argument that says where the repository or sandbox is (git's `path`) is always given: the server has no other way to know.
-  const rooted = Object.keys(properties).filter((name) => !required.includes(name) && context.shownRoot !== undefined && isRootArgument(name, properties[name]));
+  const rooted = Object.keys(properties).filter((name) => context.shownRoot !== undefined && isRootArgument(name, properties[name]));
   names.push(...rooted);
-  const optional = Object.keys(properties).filter((name) => !required.includes(name) && !rooted.includes(name) && isJsonObject(properties[name]));
+  if (rooted.some((name) => namesTheRoot(properties[name] as JsonObject))) context = { ...context, relative: true };
+  // The folder a note is in, when the record has one (read-note's optional `folder`): without it the server looks at the top.
+  const folder = Object.keys(properties).filter((name) => !required.includes(name) && !rooted.includes(name) && FOLDER_ARGUMENT.test(name) && context.target?.fields.includes(FOLDER_FIELD) === true && !context.creating);
+  names.push(...folder);
+  const optional = Object.keys(properties).filter((name) => !required.includes(name) && !rooted.includes(name) && !folder.includes(name) && isJsonObject(properties[name]));
   // A tool whose only required argument names the record (update_issue) does nothing without one of its options.
   const needsMore = level === 'read' ? false : level === 'top' ? names.filter((name) => !rooted.includes(name)).every((name) => bindingFor(name, properties[name] as JsonObject, context) !== undefined) : names.length === 0;
   if (needsMore && optional.length > 0) names.push(context.random.pick(optional));
@@ -172,7 +187,14 @@ function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[
     const property = properties[name];
     if (!isJsonObject(property)) throw new Unfillable(`property "${name}" has no schema`);
     if (rooted.includes(name)) {
-      out[name] = context.shownRoot!;
+      // "Name of the vault" is the sandbox's own name; a path to the repository is where it is shown.
+      out[name] = namesTheRoot(properties[name] as JsonObject) ? context.shownRoot!.split('/').pop()! : context.shownRoot!;
+      continue;
+    }
+    if (folder.includes(name)) {
+      const binding = context.pool.bind(context.target!, FOLDER_FIELD, false);
+      out[name] = `{{${binding.param}.${FOLDER_FIELD}}}`;
+      mentions.push({ property: words(name), text: out[name] as string });
       continue;
     }
     out[name] = fillValue(name, property, context, mentions);
@@ -180,14 +202,19 @@ function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[
   return out;
 }
 
+function namesTheRoot(schema: JsonObject): boolean {
+  return /\bname of\b/i.test(String(schema.description ?? ''));
+}
+
 function isRootArgument(name: string, schema: JsonValue | undefined): boolean {
   if (!isJsonObject(schema) || typeOf(schema) !== 'string') return false;
   const description = typeof schema.description === 'string' ? schema.description : '';
-  return /^(path|repo|repository|root|cwd|directory|dir|vault)$/i.test(name) && /\b(repository|working dir|vault|root)\b/i.test(description);
+  return /^(path|repo|repository|root|cwd|directory|dir|vault)$/i.test(name) && /\b(repository|working dir|vault|root)\b/i.test(description) && !/\b(relative to|within|inside|in) (the )?(vault|repository)\b|\bsubfolder\b/i.test(description);
 }
 
 function bindingFor(name: string, schema: JsonObject, context: FillContext): { collection: Collection; field: string } | undefined {
   if (context.target && !context.creating) {
+    if (context.folders && PATH_LIKE.test(name) && context.target.fields.includes(FOLDER_FIELD)) return { collection: context.target, field: FOLDER_FIELD };
     const found = bestField(name, schema, context.target, 1);
     if (found) return { collection: context.target, field: found };
     if (PATH_LIKE.test(name) && context.target.naming.includes('path')) return { collection: context.target, field: 'path' };
@@ -200,6 +227,7 @@ function bindingFor(name: string, schema: JsonObject, context: FillContext): { c
   // An argument that names a record of another collection by its very name (a project key, a customer id, an email to notify).
   for (const collection of context.collections) {
     if (collection === context.target) continue;
+    if (context.folders && PATH_LIKE.test(name) && collection.fields.includes(FOLDER_FIELD) && collection.naming.includes('path')) return { collection, field: FOLDER_FIELD };
     const found = bestField(name, schema, collection, 3) ?? (schema.format === 'email' && collection.naming.includes('email') ? 'email' : undefined);
     if (found) return { collection, field: found };
   }
@@ -249,8 +277,8 @@ function fillValue(name: string, schema: JsonObject, context: FillContext, menti
     const distinct = first !== undefined && mentions.some((mention) => mention.text.includes(`{{${first.param}.${bound.field}}}`));
     const binding = context.pool.bind(bound.collection, bound.field, distinct);
     const expression = `{{${binding.param}.${bound.field}}}`;
-    const relative = /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');
-    const shown = type === 'string' && bound.field === 'path' && context.shownRoot && !relative ? `${context.shownRoot}/${expression}` : expression;
+    const relative = context.relative === true || /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');
+    const shown = type === 'string' && (bound.field === 'path' || bound.field === FOLDER_FIELD) && context.shownRoot && !relative ? `${context.shownRoot}/${expression}` : expression;
     mentions.push({ property: words(name), text: shown });
     return shown;
   }
@@ -260,9 +288,10 @@ function fillValue(name: string, schema: JsonObject, context: FillContext, menti
     return expression;
   }
   const textual = TEXT_LIKE.test(name);
-  const expression = context.pool.freshValue(name, textual ? 'text' : 'name');
-  const relative = /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');
-  const value = PATH_LIKE.test(name) || /path|filename|destination/i.test(name) ? `${context.shownRoot && !relative ? context.shownRoot + '/' : ''}${expression}.md` : expression;
+  const expression = context.pool.freshValue(name, textual ? 'text' : TAG_LIKE.test(name) ? 'tag' : 'name');
+  const relative = context.relative === true || /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');
+  const suffix = context.folders ? '' : '.md';
+  const value = PATH_LIKE.test(name) || /path|filename|destination/i.test(name) ? `${context.shownRoot && !relative ? context.shownRoot + '/' : ''}${expression}${suffix}` : expression;
   mentions.push({ property: words(name), text: value });
   return value;
 }

@@ -8,7 +8,7 @@
 import type { JsonObject } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
-import { fillArguments, ParameterPool, propertyScore, type FilledCall } from './argument-filling.js';
+import { fillArguments, ParameterPool, PATH_LIKE, propertyScore, type FilledCall } from './argument-filling.js';
 import type { Collection } from './state-survey.js';
 
 export interface SamplerTool {
@@ -78,6 +78,8 @@ export function namesRecordOf(schema: JsonObject, collection: Collection): boole
     const items = isJsonObject(property.items) ? property.items : undefined;
     const descriptions = [property.description, items?.description].map((text) => (typeof text === 'string' ? text : ''));
     if (descriptions.some((description) => collection.naming.some((field) => propertyScore(name, description, collection, field) > 0))) return true;
+    // A bare `source` or `file` argument takes a path: it names a record of a collection named by paths.
+    if (PATH_LIKE.test(name) && collection.naming.includes('path') && (property.type === 'string' || items?.type === 'string')) return true;
     if (items && namesRecordOf(items, collection)) return true;
     if (isJsonObject(property.properties) && namesRecordOf(property, collection)) return true;
   }

@@ -9,6 +9,7 @@ import type { JsonValue } from '../core/json-value.js';
 import type { ParamSpec, Predicate, SolutionStep, WrongTrajectory } from '../lanes/lane.js';
 import type { Binding } from './argument-filling.js';
 import { singular } from './state-survey.js';
+import { collectionAt, matchesWhere, type Where } from '../core/where-clause.js';
 
 export interface WrongInputs {
   solution: SolutionStep[];
@@ -20,17 +21,25 @@ export interface WrongInputs {
   predicates: readonly Predicate[];
   /** Calls that changed the world, by their index in the solution. */
   writes: readonly number[];
+  /** Each golden seed's initial state: a sibling of the record's kind must exist on every one. */
+  initials: readonly JsonValue[];
 }
 
 export function generateWrongs(inputs: WrongInputs): WrongTrajectory[] {
   const wrongs: WrongTrajectory[] = [];
   // A record with no sibling on the surveyed seed cannot be mistaken for another.
-  for (const binding of inputs.bindings.filter((entry) => entry.collection.items.length >= 2).slice(0, 2)) {
+  // In a change, only a record a write names can be mistaken for another: a read of the wrong one changes nothing checked.
+  const written = inputs.writes.length === 0 ? inputs.solution : inputs.solution.filter((_, index) => inputs.writes.includes(index));
+  const named = (binding: Binding) => JSON.stringify(written).includes(`{{${binding.param}.`);
+  for (const binding of inputs.bindings.filter((entry) => entry.collection.items.length >= 2 && named(entry)).slice(0, 2)) {
     const identity = binding.field;
     const other = `${binding.param}_sibling`;
-    // A sibling of the same kind (another open issue, not a closed one), so its calls succeed and only the record is wrong.
+    // A sibling of the same kind (another open issue, not a closed one), so its calls succeed and only the record is
+    // wrong; any other record when some seed has no second one of that kind.
     const spec = inputs.params[binding.param];
-    const kind = spec && 'from' in spec ? Object.fromEntries(Object.entries(spec.where ?? {}).filter(([field]) => field !== identity)) : {};
+    const sameKind = spec && 'from' in spec ? Object.fromEntries(Object.entries(spec.where ?? {}).filter(([field]) => field !== identity)) : {};
+    const twoOnEverySeed = inputs.initials.every((initial) => (collectionAt(initial, binding.collection.pointer) ?? []).filter((item) => matchesWhere(item, sameKind as Where)).length >= 2);
+    const kind = twoOnEverySeed ? sameKind : {};
     const noun = singular(binding.collection.noun);
     const id = `acts-on-another-${slug(noun)}`;
     wrongs.push({

@@ -19,6 +19,7 @@ import type { EpisodeRecord } from '../records/episode-record.js';
 import { drawInitialSnapshot } from '../world/world-session.js';
 import { isServerWorld } from '../world/server-world.js';
 import { getWorld } from '../world/world-registry.js';
+import { guardRefusal } from '../world/servers/guarding-transport.js';
 import { produceEpisode, type PolicyFactory } from '../verify/episode-production.js';
 import { checkLaneSoundness } from '../verify/lane-soundness.js';
 import type { FilledCall } from './argument-filling.js';
@@ -86,7 +87,9 @@ export async function synthesizeLane(options: SynthesisOptions): Promise<Synthes
   const collections = surveyState(initial);
   const shownRoot = isServerWorld(world) ? world.shownRoot : undefined;
   const volatile = isServerWorld(world) ? world.volatile ?? [] : [];
-  const tools = world.tools.map((tool) => ({ name: tool.name, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));
+  // A tool a guard refuses whatever its arguments (git_push under no-network) can only fail.
+  const guards = isServerWorld(world) ? world.guards ?? [] : [];
+  const tools = world.tools.filter((tool) => guardRefusal(guards, tool.name, {}) === undefined).map((tool) => ({ name: tool.name, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));
   const source = options.source ?? SAMPLER_SOURCE;
   const base: LaneDocument = {
     format: 'episode-factory.lane.v1',
@@ -199,7 +202,7 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
       user: instruction,
       solution: [...solution, { answer: 'Done.' }],
       predicates,
-      wrong: generateWrongs({ solution: [...solution, { answer: 'Done.' }], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes }),
+      wrong: generateWrongs({ solution: [...solution, { answer: 'Done.' }], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes, initials: golden.states.map((state) => state.initial) }),
       synthesized: { ...provenance, draw, kind: 'write', tools },
     };
   } else {
@@ -219,7 +222,7 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
       user: drawn.instruction ?? questionGrammar(question.field, question.collection.noun, question.identity),
       solution: [...solution, answerStep],
       predicates,
-      wrong: generateWrongs({ solution: [...solution, answerStep], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes: [] }),
+      wrong: generateWrongs({ solution: [...solution, answerStep], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes: [], initials: golden.states.map((state) => state.initial) }),
       synthesized: { ...provenance, draw, kind: 'read', tools },
     };
   }

@@ -56,6 +56,8 @@ export interface TaskSoundness {
 export interface SoundnessOptions {
   seeds?: SeedRange;
   taskIds?: readonly string[];
+  /** Prove only this many of each lane's tasks, spread evenly through it (a spot-check of a long lane). */
+  sample?: number;
   /** Called after each task, for progress. */
   onTask?: (result: TaskSoundness) => void;
   /** Stop a task's proof at the seed of its first unsound run (task synthesis needs one reason, not all of them). */
@@ -67,15 +69,17 @@ export function defaultCheckSeeds(lane: Lane): SeedRange {
   return { from: lane.seeds.from, to: Math.min(lane.seeds.to, lane.seeds.from + DEFAULT_CHECK_SEEDS - 1) };
 }
 
-/** The tasks a check proves, in lane order: every task, or those `taskIds` names. */
-export function tasksToCheck(lane: Lane, taskIds?: readonly string[]): Task[] {
-  return lane.document.tasks.filter((task) => !taskIds?.length || taskIds.includes(task.id));
+/** The tasks a check proves, in lane order: every task, or those `taskIds` names; `sample` of them, evenly spaced, when given. */
+export function tasksToCheck(lane: Lane, taskIds?: readonly string[], sample?: number): Task[] {
+  const chosen = lane.document.tasks.filter((task) => !taskIds?.length || taskIds.includes(task.id));
+  if (sample === undefined || sample >= chosen.length) return chosen;
+  return Array.from({ length: sample }, (_, index) => chosen[Math.floor((index * chosen.length) / sample)]!);
 }
 
 export async function checkLaneSoundness(lane: Lane, options: SoundnessOptions = {}): Promise<TaskSoundness[]> {
   const seeds = options.seeds ?? defaultCheckSeeds(lane);
   const results: TaskSoundness[] = [];
-  for (const task of tasksToCheck(lane, options.taskIds)) {
+  for (const task of tasksToCheck(lane, options.taskIds, options.sample)) {
     const result = await checkTaskSoundness(lane, task, seeds, options.stopEarly === true);
     options.onTask?.(result);
     results.push(result);
