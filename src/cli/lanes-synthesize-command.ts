@@ -99,7 +99,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
         ...(source ? { source } : {}),
         onCandidate: (event) => {
           tally.drawn++;
-          if (event.reason !== 'unfillable' && event.reason !== 'invalid') tally.executed++;
+          if (event.reason !== 'unfillable' && event.reason !== 'invalid' && event.reason !== 'writer-garbage') tally.executed++;
           if (event.kept) tally.kept++;
           const rate = tally.drawn / Math.max(0.001, (performance.now() - started) / 1000);
           progress.update(`synthesize ${world}: ${tally.drawn} candidates drawn, ${tally.executed} executed, ${tally.kept}/${count} kept (${rate.toFixed(1)}/s)${event.kept ? '' : ` · last rejected: ${event.reason}`}`);
