@@ -8,11 +8,16 @@ import { basename, dirname } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import type { JsonObject } from '../core/json-value.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
+import { checkModel, formatModelSpec, MODEL_SPEC_EXAMPLES, parseModelSpec } from '../models/model-registry.js';
 import { writeFileAtomically } from '../records/atomic-file.js';
-import { synthesizeLane, type CandidateEvent } from '../synthesis/task-synthesis.js';
+import { synthesizeLane, type CandidateEvent, type CandidateSource } from '../synthesis/task-synthesis.js';
+import { createWriterSource } from '../synthesis/writer-proposal.js';
+import { writerRecordingPath } from '../synthesis/writer-recording.js';
+import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { formatTable, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
-interface SynthesizeFlags {
+interface SynthesizeFlags extends ModelServerFlags {
+  writer?: string;
   count: string;
   seeds: string;
   checkSeeds: string;
@@ -25,6 +30,7 @@ interface SynthesizeFlags {
 }
 
 export function registerLanesSynthesize(lanes: Command, streams: Streams, setExit: (status: number) => void): void {
+  addModelServerFlags(
   lanes
     .command('synthesize')
     .description(
@@ -33,7 +39,12 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
         'golden calls on fresh seeded worlds, writes hidden predicates from the state the calls left (or, for a question, ' +
         'from the fact the calls returned), generates wrong trajectories, and keeps a candidate only if the lane loader and ' +
         'the proof of `lanes check` accept it. Same world, seeds and count: the same lane, byte for byte. Exits 1 when ' +
-        'fewer tasks than --count were kept (the lane is still written), 2 for bad flags or an unknown world.',
+        'fewer tasks than --count were kept (the lane is still written), 2 for bad flags or an unknown world. ' +
+        'With --writer, a model proposes each candidate instead of the sampler: it is shown the tools (names, descriptions, input ' +
+        'schemas) and a few records of each collection of the initial state, and answers with JSON {"instruction", "actions"}; a ' +
+        "value it takes from a record becomes a lane parameter, so the task instantiates on every seed. It is asked at temperature 0 " +
+        'with a seed per draw, and every answer is recorded in <lane>.writer.json: a rerun with the same --writer reads the recording ' +
+        'and writes the same lane without the model. A writer whose server does not answer at start is exit 2.',
     )
     .argument('<world>', 'a world name (see `worlds list`), scripted or server, built in or defined in worlds/')
     .option('--count <n>', 'sound tasks to keep', '20')
@@ -45,6 +56,9 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
     .option('--config <json>', "the world's config, as JSON (see `worlds show <world>`)")
     .option('--force', 'replace the file if it exists')
     .option('--json', 'print the result as JSON')
+    .option('--writer <model>', 'a writer model proposes the candidates: ollama:<model>, or openai:<model> (with --base-url); answers are recorded in <lane>.writer.json and read back on a rerun'),
+  )
+    .addHelpText('after', '\nExamples:\n  episode-factory lanes synthesize issues --count 20\n  episode-factory lanes synthesize git-server --count 100 --writer openai:qwen2.5-7b-instruct --base-url http://127.0.0.1:8000/v1 --model-digest <sha256>')
     .action(async (world: string, flags: SynthesizeFlags) => {
       const count = positive(flags.count, '--count');
       const checkSeeds = positive(flags.checkSeeds, '--check-seeds');
@@ -57,6 +71,19 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
       if (!out.endsWith('.json') || !/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new FactoryError('usage', `--out ${out}: a lane file is named <lane-name>.json, in lower-case letters, digits, dots and dashes`, { fix: 'e.g. --out lanes/memory-synth-v1.json' });
       if (existsSync(out) && !flags.force) throw new FactoryError('usage', `${out} already exists`, { fix: 'pass --force to replace it, or choose another --out' });
       const config = flags.config === undefined ? undefined : parseConfig(flags.config);
+      const writerSpec = flags.writer === undefined ? undefined : parseModelSpec(flags.writer);
+      if (flags.writer !== undefined && !writerSpec) throw new FactoryError('usage', `--writer "${flags.writer}" is not a model`, { fix: `use ${MODEL_SPEC_EXAMPLES}` });
+      const serverOptions = modelServerOptions(flags, [writerSpec]);
+      let source: CandidateSource | undefined;
+      if (writerSpec) {
+        mkdirSync(dirname(out) || '.', { recursive: true });
+        source = await createWriterSource({
+          world,
+          writer: formatModelSpec(writerSpec),
+          recordingPath: writerRecordingPath(out),
+          connect: () => checkModel(writerSpec, { ...serverOptions, flag: '--writer' }),
+        });
+      }
       const progress = new ProgressLine(streams.stderr, !flags.json);
       const started = performance.now();
       const tally = { drawn: 0, executed: 0, kept: 0 };
@@ -69,9 +96,10 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
         name,
         ...(config ? { config } : {}),
         ...(maxCandidates ? { maxCandidates } : {}),
+        ...(source ? { source } : {}),
         onCandidate: (event) => {
           tally.drawn++;
-          if (event.reason !== 'unfillable' && event.reason !== 'invalid') tally.executed++;
+          if (event.reason !== 'unfillable' && event.reason !== 'invalid' && event.reason !== 'writer-garbage') tally.executed++;
           if (event.kept) tally.kept++;
           const rate = tally.drawn / Math.max(0.001, (performance.now() - started) / 1000);
           progress.update(`synthesize ${world}: ${tally.drawn} candidates drawn, ${tally.executed} executed, ${tally.kept}/${count} kept (${rate.toFixed(1)}/s)${event.kept ? '' : ` · last rejected: ${event.reason}`}`);

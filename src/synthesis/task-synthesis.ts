@@ -11,7 +11,7 @@ import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
 import { collectionAt } from '../core/where-clause.js';
 import { substream, type Random } from '../core/random.js';
-import type { LaneDocument, Predicate, SeedRange, SolutionStep, Task } from '../lanes/lane.js';
+import type { LaneDocument, Predicate, SeedRange, SolutionStep, Task, UserText } from '../lanes/lane.js';
 import { parseLane } from '../lanes/lane-loader.js';
 import { seedsOf } from '../lanes/seed-range.js';
 import { boundResult, ScriptedPolicy } from '../policy/scripted-policy.js';
@@ -89,7 +89,7 @@ export async function synthesizeLane(options: SynthesisOptions): Promise<Synthes
   const volatile = isServerWorld(world) ? world.volatile ?? [] : [];
   // A tool a guard refuses whatever its arguments (git_push under no-network) can only fail.
   const guards = isServerWorld(world) ? world.guards ?? [] : [];
-  const tools = world.tools.filter((tool) => guardRefusal(guards, tool.name, {}) === undefined).map((tool) => ({ name: tool.name, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));
+  const tools = world.tools.filter((tool) => guardRefusal(guards, tool.name, {}) === undefined).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));
   const source = options.source ?? SAMPLER_SOURCE;
   const base: LaneDocument = {
     format: 'episode-factory.lane.v1',
@@ -123,7 +123,7 @@ interface Run {
   collections: Collection[];
   shownRoot: string | undefined;
   volatile: readonly string[];
-  tools: { name: string; inputSchema: JsonObject; annotations?: { readOnlyHint?: boolean } }[];
+  tools: { name: string; description?: string; inputSchema: JsonObject; annotations?: { readOnlyHint?: boolean } }[];
   goldenSeeds: number[];
   checkRange: SeedRange;
   seenKeys: Map<string, string>;
@@ -138,12 +138,13 @@ export interface CandidateSource {
   /** Provenance every task it makes carries, besides its draw, kind and tools. */
   provenance: { by: string; sampler?: string; writer_digest?: string };
   /** The candidate for this draw; an `instruction` replaces the phrasing grammar's. A problem rejects the draw with its reason. */
-  propose(draw: number, context: SourceContext, random: Random): Promise<(Candidate & { instruction?: string }) | { problem: string; reason: RejectionReason }>;
+  propose(draw: number, context: SourceContext, random: Random): Promise<(Candidate & { instruction?: UserText }) | { problem: string; reason: RejectionReason }>;
 }
 
 export interface SourceContext {
   world: string;
-  tools: readonly SamplerTool[];
+  /** With their descriptions, which a writer reads. */
+  tools: readonly (SamplerTool & { description?: string })[];
   collections: readonly Collection[];
   /** The first golden seed's initial state, which a writer sees. */
   initial: JsonValue;
@@ -206,6 +207,8 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
       synthesized: { ...provenance, draw, kind: 'write', tools },
     };
   } else {
+    // A writer asks for a change in its own words; a question would ask about a field its words do not name.
+    if (drawn.instruction !== undefined) return reject('no-effect', 'its calls changed nothing on any seed, though the instruction asks for a change');
     if (drawn.pool.fresh.size > 0) return reject('no-effect', `its calls changed nothing on any seed, though they were given new values (${[...drawn.pool.fresh].join(', ')})`);
     const question = answerFact(drawn, golden.states, golden.results, random);
     if ('problem' in question) return reject('no-fact', question.problem);
