@@ -162,6 +162,7 @@ const FOLDER_TOOL = /director|folder|[-_]tree$/i;
 const FOLDER_ARGUMENT = /^(folder|dir|directory)$/i;
 /** The field of a file record that names the folder it is in. */
 const FOLDER_FIELD = 'dir';
+const SEARCH_LIKE = /^(query|search|pattern|term|keyword|keywords|search_term)$/i;
 export const PATH_LIKE = /^(path|paths|file|files|filename|filepath|file_path|source|src|note|notepath)$/i;
 /** Tags take letters and slashes only ("project/docs"), in the servers measured. */
 const TAG_LIKE = /^(old|new)?tags?$/i;
@@ -213,6 +214,11 @@ function isRootArgument(name: string, schema: JsonValue | undefined): boolean {
 }
 
 function bindingFor(name: string, schema: JsonObject, context: FillContext): { collection: Collection; field: string } | undefined {
+  // A search term finds a record by its name: a fresh word would find nothing, and nothing found is no fact to ask about.
+  if (SEARCH_LIKE.test(name) && !context.creating) {
+    const collection = context.target ?? context.collections.find((candidate) => candidate.naming.includes('name'));
+    if (collection?.naming.includes('name') && collection.items.every((item) => typeof item.name === 'string')) return { collection, field: 'name' };
+  }
   if (context.target && !context.creating) {
     if (context.folders && PATH_LIKE.test(name) && context.target.fields.includes(FOLDER_FIELD)) return { collection: context.target, field: FOLDER_FIELD };
     const found = bestField(name, schema, context.target, 1);

@@ -22,6 +22,11 @@ import type { ServerFault } from '../server-fault.js';
 import { ChildTransport, killGroup } from './child-transport.js';
 
 const MANAGEMENT_TIMEOUT_MS = 10_000;
+/**
+ * A kept child is retired after this many leases: a server may count requests per method over a minute
+ * (obsidian-mcp refuses the 1,001st `initialize` in 60 s), and a fast run leases more often than that.
+ */
+export const LEASES_PER_CHILD = 150;
 
 export function poolingEnabled(world: ServerWorld): boolean {
   return world.reuse !== undefined && process.env.EPISODE_FACTORY_FRESH_SERVERS !== '1';
@@ -147,6 +152,12 @@ class KeptChild {
     if (this.lease?.transport !== transport) return;
     this.lease = undefined;
     this.child.setReferenced(false);
+    if (this.leases >= LEASES_PER_CHILD) void this.child.close();
+  }
+
+  /** Leased as often as a child may be: the next lease starts another. */
+  get spent(): boolean {
+    return this.leases >= LEASES_PER_CHILD;
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -264,7 +275,7 @@ export async function leaseKeptChild(
 ): Promise<PooledLease> {
   const reuse = world.reuse!;
   const pool = poolOf(world);
-  let child = [...pool.children].find((candidate) => !candidate.busy && !candidate.child.closed && candidate.pinnedDate === context.pinnedDate);
+  let child = [...pool.children].find((candidate) => !candidate.busy && !candidate.spent && !candidate.child.closed && candidate.pinnedDate === context.pinnedDate);
   if (!child) {
     // A directory of the child's own (its cwd, HOME and whatever its world keeps there, e.g. server-memory's link), so two kept children never share one.
     const directory = mkdtempSync(join(pool.directory, 'child-'));

@@ -15,7 +15,7 @@ import { describe, it } from 'node:test';
 import { canonicalJson } from '../../../src/core/canonical-json.js';
 import { substream } from '../../../src/core/random.js';
 import { groupAlive } from '../../../src/world/servers/child-transport.js';
-import { closeKeptChildren } from '../../../src/world/servers/server-pool.js';
+import { closeKeptChildren, LEASES_PER_CHILD } from '../../../src/world/servers/server-pool.js';
 import { drawMemoryGraph, memoryFileText, memoryServerWorld, memorySnapshot, parseMemoryFile, probeMemorySandbox } from '../../../src/world/servers/memory/memory-world.js';
 import { createSandbox, removeSandbox } from '../../../src/world/servers/sandbox.js';
 import { openWorldSession } from '../../../src/world/world-session.js';
@@ -166,6 +166,27 @@ describe('memory server world', () => {
     assert.notEqual(files[0], files[1], 'each through its own sandbox');
     await closeKeptChildren();
     assert.equal(groupAlive(pids[0]!), false);
+  });
+
+  it(`retires a kept child after ${LEASES_PER_CHILD} leases (a server may limit requests per minute) and starts another`, { timeout: 120_000 }, async () => {
+    await closeKeptChildren();
+    const pids: number[] = [];
+    for (let lease = 0; lease <= LEASES_PER_CHILD; lease++) {
+      const session = await openWorldSession(memoryServerWorld, substream(lease, 'world'), {}, {
+        pinnedDate: PINNED,
+        onEvent: (event, data) => {
+          if (event === 'server_started') pids.push(data.pid as number);
+        },
+      });
+      const connection = await session.connect({});
+      await connection.client.listTools();
+      await session.dispose();
+    }
+    const distinct = [...new Set(pids)];
+    assert.equal(distinct.length, 2, `one child for the first ${LEASES_PER_CHILD} leases, another for the next: ${distinct.join(', ')}`);
+    assert.equal(pids.filter((pid) => pid === distinct[0]).length, LEASES_PER_CHILD);
+    assert.equal(groupAlive(distinct[0]!), false, 'the retired child is gone');
+    await closeKeptChildren();
   });
 
   it('kept children of episodes that run at once each have their own link: every write lands in its own sandbox', async () => {
