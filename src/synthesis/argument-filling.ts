@@ -8,7 +8,7 @@
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
-import type { Random } from '../core/random.js';
+import { substream, type Random } from '../core/random.js';
 import type { ParamSpec } from '../lanes/lane.js';
 import { singular, words, type Collection } from './state-survey.js';
 
@@ -70,14 +70,14 @@ export class ParameterPool {
   }
 
   /** A fresh value, one of a fixed list drawn now, picked per seed when the task runs. */
-  freshValue(property: string, kind: 'text' | 'name' | 'tag' | 'integer', range: [number, number] = [11, 97]): string {
+  freshValue(property: string, kind: FreshKind, range: [number, number] = [11, 97], step = 1): string {
     const base = words(property).replace(/ /g, '_') || 'value';
     let name = base;
     for (let index = 2; this.params[name] !== undefined; index++) name = `${base}_${index}`;
     const choices: JsonValue[] = [];
     while (choices.length < FRESH_CHOICES) {
       if (kind === 'integer' && range[1] - range[0] + 1 < FRESH_CHOICES && choices.length > range[1] - range[0]) break;
-      const value = kind === 'integer' ? this.random.int(range[0], range[1]) : kind === 'name' ? freshName(this.random) : kind === 'tag' ? freshName(this.random).replace('-', '/') : freshText(this.random);
+      const value = kind === 'integer' ? this.random.int(Math.ceil(range[0] / step), Math.floor(range[1] / step)) * step : freshOfKind(kind, this.random);
       if (!choices.includes(value)) choices.push(value);
     }
     this.params[name] = { choice: choices };
@@ -90,6 +90,55 @@ const FRESH_CHOICES = 6;
 const ADJECTIVES = ['amber', 'brisk', 'cobalt', 'dusky', 'ember', 'fallow', 'gilded', 'hollow', 'ivory', 'jade', 'lunar', 'misty', 'nimble', 'opal', 'russet', 'silver', 'tawny', 'umber', 'velvet', 'woven'];
 const NOUNS = ['falcon', 'harbor', 'meadow', 'lantern', 'quarry', 'orchard', 'beacon', 'glacier', 'thicket', 'canyon', 'delta', 'spire', 'tundra', 'willow', 'basalt', 'cinder', 'fjord', 'heron', 'kestrel', 'marsh'];
 const TEXTS = ['needs a review before Friday', 'waiting on the vendor', 'moved to the next sprint', 'owner is on leave', 'blocked by the audit', 'ready for sign-off', 'check the budget first', 'ask the design team'];
+
+/** The forms a fresh value takes: a schema's format or pattern picks one (a date-time, an upper-case key, a bare word). */
+export type FreshKind = 'text' | 'name' | 'tag' | 'integer' | 'date-time' | 'date' | 'email' | 'upper' | 'word' | 'digits';
+const STRING_KINDS: readonly FreshKind[] = ['name', 'word', 'upper', 'tag', 'digits', 'text'];
+
+function freshOfKind(kind: FreshKind, random: Random): string {
+  switch (kind) {
+    case 'name':
+      return freshName(random);
+    case 'tag':
+      return freshName(random).replace('-', '/');
+    case 'word':
+      return random.pick(ADJECTIVES) + random.pick(NOUNS);
+    case 'upper':
+      return random.pick(NOUNS).toUpperCase();
+    case 'digits':
+      return String(random.int(1000, 9999));
+    case 'email':
+      return `${random.pick(ADJECTIVES)}.${random.pick(NOUNS)}@example.com`;
+    case 'date':
+      return `2027-0${random.int(1, 9)}-${String(random.int(10, 28))}`;
+    case 'date-time':
+      // On the hour in office hours, a working week in 2027: what calendar tools accept without a fuss.
+      return `2027-0${random.int(1, 9)}-${String(random.int(10, 28))}T${String(random.int(9, 16)).padStart(2, '0')}:00:00Z`;
+    default:
+      return freshText(random);
+  }
+}
+
+/** The form a string schema asks for: by its format, or the first form whose every draw matches its pattern. */
+function stringKind(name: string, schema: JsonObject, shape: (value: string) => string[] = (value) => [value]): FreshKind {
+  if (schema.format === 'date-time') return 'date-time';
+  if (schema.format === 'date') return 'date';
+  if (schema.format === 'email') return 'email';
+  const preferred: FreshKind = TEXT_LIKE.test(name) ? 'text' : TAG_LIKE.test(name) ? 'tag' : 'name';
+  if (typeof schema.pattern !== 'string') return preferred;
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(schema.pattern, 'u');
+  } catch {
+    throw new Unfillable(`property "${name}" has a pattern this engine cannot read`);
+  }
+  // Its own stream: trying forms must not move the candidate's draws.
+  const probe = substream(schema.pattern, 'synthesis-pattern');
+  for (const kind of [preferred, ...STRING_KINDS.filter((other) => other !== preferred)]) {
+    if (Array.from({ length: 8 }, () => freshOfKind(kind, probe)).every((value) => shape(value).some((shaped) => pattern.test(shaped)))) return kind;
+  }
+  throw new Unfillable(`property "${name}" must match ${schema.pattern}, which no fresh value the sampler makes does`);
+}
 
 function freshName(random: Random): string {
   return `${random.pick(ADJECTIVES)}-${random.pick(NOUNS)}`;
@@ -141,6 +190,8 @@ export function propertyScore(property: string, description: string, collection:
   const noun = normal(singular(collection.noun));
   // An argument called after the record itself ("table", "project") takes the record's name.
   if ((plain === noun || one === noun) && field === collection.naming[0]) return 3;
+  // "event_id" names an event by its id.
+  if (plain === noun + name) return 3;
   if (name.length >= 3 && (plain.endsWith(name) || one.endsWith(name)) && (plain.startsWith(noun) || plain.length - name.length <= 6)) return 2;
   const text = description.toLowerCase();
   if (text.includes(`${words(field)} of the ${singular(collection.noun)}`) || text.includes(`${singular(collection.noun)} ${words(field)}`)) return 2;
@@ -232,7 +283,8 @@ function bindingFor(name: string, schema: JsonObject, context: FillContext): { c
   if (context.creating && /^(name|names|path|key|id|title|filename)$/i.test(name)) return undefined;
   // An argument that names a record of another collection by its very name (a project key, a customer id, an email to notify).
   for (const collection of context.collections) {
-    if (collection === context.target) continue;
+    // A tool that makes a record may still name one of the same collection (create_task's project is a project's key).
+    if (collection === context.target && !context.creating) continue;
     if (context.folders && PATH_LIKE.test(name) && collection.fields.includes(FOLDER_FIELD) && collection.naming.includes('path')) return { collection, field: FOLDER_FIELD };
     const found = bestField(name, schema, collection, 3) ?? (schema.format === 'email' && collection.naming.includes('email') ? 'email' : undefined);
     if (found) return { collection, field: found };
@@ -256,7 +308,8 @@ function bestField(name: string, schema: JsonObject, collection: Collection, lea
   return best?.field;
 }
 
-function fillValue(name: string, schema: JsonObject, context: FillContext, mentions: Mention[]): JsonValue {
+function fillValue(name: string, given: JsonObject, context: FillContext, mentions: Mention[]): JsonValue {
+  const schema = chosenOption(given);
   const type = typeOf(schema);
   if (Array.isArray(schema.enum) && schema.enum.length > 0) {
     const value = context.random.pick(schema.enum as JsonValue[]);
@@ -289,15 +342,21 @@ function fillValue(name: string, schema: JsonObject, context: FillContext, menti
     return shown;
   }
   if (type === 'integer' || type === 'number') {
-    const expression = context.pool.freshValue(name, 'integer', bounds(schema));
+    const step = typeof schema.multipleOf === 'number' && Number.isInteger(schema.multipleOf) && schema.multipleOf > 0 ? schema.multipleOf : 1;
+    const expression = context.pool.freshValue(name, 'integer', bounds(schema), step);
     mentions.push({ property: words(name), text: expression });
     return expression;
   }
-  const textual = TEXT_LIKE.test(name);
-  const expression = context.pool.freshValue(name, textual ? 'text' : TAG_LIKE.test(name) ? 'tag' : 'name');
   const relative = context.relative === true || /\brelative\b/i.test(typeof schema.description === 'string' ? schema.description : '');
   const suffix = context.folders ? '' : '.md';
-  const value = PATH_LIKE.test(name) || /path|filename|destination/i.test(name) ? `${context.shownRoot && !relative ? context.shownRoot + '/' : ''}${expression}${suffix}` : expression;
+  const pathLike = PATH_LIKE.test(name) || /path|filename|destination|target/i.test(name);
+  // A new path is a file at the top of the sandbox; a pattern that wants paths absolute gets the leading slash.
+  const prefixes = context.shownRoot && !relative ? [`${context.shownRoot}/`] : ['', '/'];
+  const kind = stringKind(name, schema, pathLike ? (value) => prefixes.map((prefix) => `${prefix}${value}${suffix}`) : undefined);
+  const expression = context.pool.freshValue(name, kind);
+  const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
+  const prefix = prefixes.find((candidate) => !pattern || pattern.test(`${candidate}amber-falcon${suffix}`)) ?? prefixes[0]!;
+  const value = pathLike && kind === 'name' ? `${prefix}${expression}${suffix}` : expression;
   mentions.push({ property: words(name), text: value });
   return value;
 }
@@ -309,6 +368,17 @@ function bounds(schema: JsonObject): [number, number] {
   const from = Math.max(low, Math.min(11, high));
   const to = Math.max(from, Math.min(high, from + 86));
   return [from, to];
+}
+
+/** A schema of options (a pattern or null) is filled as its first option that is not null, with the outer description. */
+function chosenOption(schema: JsonObject): JsonObject {
+  for (const key of ['anyOf', 'oneOf']) {
+    const options = schema[key];
+    if (!Array.isArray(options) || schema.type !== undefined) continue;
+    const option = options.find((entry) => isJsonObject(entry) && entry.type !== 'null');
+    if (isJsonObject(option)) return { ...option, ...(schema.description !== undefined ? { description: schema.description } : {}) };
+  }
+  return schema;
 }
 
 function typeOf(schema: JsonObject): string | undefined {
