@@ -162,6 +162,8 @@ export interface FillContext {
   folders?: boolean;
   /** The tool is told the vault by name: its paths are relative to the vault. */
   relative?: boolean;
+  /** Filling a read's filter: it lists records of a kind. */
+  filtering?: boolean;
 }
 
 /** Fill a tool's arguments, or say why it cannot be filled. */
@@ -210,6 +212,7 @@ function normal(text: string): string {
 /** Tool names that make records ("create_entities", "new-note", "insert_row"): their names are fresh, not a record's. */
 const CREATING = /^(create|new|insert|make)[-_]|[-_](create|new|insert)$/i;
 const FOLDER_TOOL = /director|folder|[-_]tree$/i;
+const PAGE_SIZE = /^(limit|per_page|page_size|max_results)$/i;
 const FOLDER_ARGUMENT = /^(folder|dir|directory)$/i;
 /** The field of a file record that names the folder it is in. */
 const FOLDER_FIELD = 'dir';
@@ -234,7 +237,20 @@ function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[
   const optional = Object.keys(properties).filter((name) => !required.includes(name) && !rooted.includes(name) && !folder.includes(name) && isJsonObject(properties[name]));
   // A tool whose only required argument names the record (update_issue) does nothing without one of its options.
   const needsMore = level === 'read' ? false : level === 'top' ? names.filter((name) => !rooted.includes(name)).every((name) => bindingFor(name, properties[name] as JsonObject, context) !== undefined) : names.length === 0;
-  if (needsMore && optional.length > 0) names.push(context.random.pick(optional));
+  // Inside a read's filter, the kind to list by (a status, a priority), not a record (which makes it a question about that record).
+  const kinds = context.filtering ? optional.filter((name) => hasEnum(properties[name] as JsonObject)) : [];
+  if (needsMore && optional.length > 0) names.push(context.random.pick(kinds.length > 0 ? kinds : optional));
+  // A read that lists records may filter them by a kind (list_issues' state): half the time it does, for a question about that kind.
+  const filters = level === 'read' && !context.target ? optional.filter((name) => hasEnum(properties[name] as JsonObject)) : [];
+  let pageSize: [string, number] | undefined;
+  if (filters.length > 0 && context.random.chance(0.5)) {
+    names.push(context.random.pick(filters));
+    context = { ...context, filtering: true };
+    // As many on one page as the tool allows: a list question needs every record of the kind in one answer.
+    const limit = optional.find((name) => PAGE_SIZE.test(name) && typeof (properties[name] as JsonObject).maximum === 'number');
+    if (limit) pageSize = [limit, (properties[limit] as JsonObject).maximum as number];
+  }
+  if (pageSize) out[pageSize[0]] = pageSize[1];
   for (const name of names) {
     const property = properties[name];
     if (!isJsonObject(property)) throw new Unfillable(`property "${name}" has no schema`);
@@ -252,6 +268,13 @@ function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[
     out[name] = fillValue(name, property, context, mentions);
   }
   return out;
+}
+
+/** An enum, a list of one, or an object (a `filter`) holding one. */
+function hasEnum(schema: JsonObject): boolean {
+  if (Array.isArray(schema.enum)) return true;
+  if (isJsonObject(schema.items) && Array.isArray(schema.items.enum)) return true;
+  return isJsonObject(schema.properties) && Object.values(schema.properties).some((property) => isJsonObject(property) && (Array.isArray(property.enum) || (isJsonObject(property.items) && Array.isArray(property.items.enum))));
 }
 
 function namesTheRoot(schema: JsonObject): boolean {

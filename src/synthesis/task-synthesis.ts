@@ -25,6 +25,7 @@ import { checkLaneSoundness } from '../verify/lane-soundness.js';
 import type { FilledCall } from './argument-filling.js';
 import { drawCandidate, type Candidate, type SamplerTool } from './candidate-sampler.js';
 import { generateWrongs } from './generated-wrongs.js';
+import { listQuestion } from './list-questions.js';
 import { actionGrammar, questionGrammar, SHARED_PHRASING, toolPhrase } from './instruction-grammar.js';
 import { DERIVED_FIELD, derivePredicates, type SeedState } from './state-diff-predicates.js';
 import { singular, surveyState, words, type Collection } from './state-survey.js';
@@ -211,7 +212,22 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
     if (drawn.instruction !== undefined) return reject('no-effect', 'its calls changed nothing on any seed, though the instruction asks for a change');
     if (drawn.pool.fresh.size > 0) return reject('no-effect', `its calls changed nothing on any seed, though they were given new values (${[...drawn.pool.fresh].join(', ')})`);
     const question = answerFact(drawn, golden.states, golden.results, random);
-    if ('problem' in question) return reject('no-fact', question.problem);
+    if ('problem' in question) {
+      const listed = listQuestion(drawn, run.tools, run.collections, golden.states, golden.results);
+      if ('problem' in listed) return reject('no-fact', drawn.pool.bindings.length === 0 ? listed.problem : question.problem);
+      task = {
+        id,
+        title: `List the ${words(listed.collection.noun)} with ${words(listed.field)} ${listed.value}`,
+        tags: ['synthesized', 'read-only', 'single-call', 'list'],
+        params: drawn.pool.params,
+        user: listed.user,
+        solution: [...solution, listed.answer],
+        predicates: listed.predicates,
+        wrong: listed.wrong,
+        synthesized: { ...provenance, draw, kind: 'read', tools },
+      };
+      return proveAndKeep(run, draw, task, tools, reject);
+    }
     const predicates: (Predicate & { id: string })[] = [
       { id: `names-the-${slugOf(question.field)}`, answer: { contains: question.expected } },
       { id: 'changes-nothing', unchanged: '' },
@@ -229,10 +245,16 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
       synthesized: { ...provenance, draw, kind: 'read', tools },
     };
   }
+  return proveAndKeep(run, draw, task, tools, reject);
+}
+
+/** The last gates of every candidate: not a twin of a kept task, loads as a lane, proven sound. */
+async function proveAndKeep(run: Run, draw: number, task: Task, tools: string[], reject: (reason: RejectionReason, detail: string) => Attempt): Promise<Attempt> {
+  const id = task.id;
   const key = dedupKey(task);
   const twin = run.seenKeys.get(key);
   if (twin) return reject('duplicate', `its predicates are those of ${twin}`);
-  laneProblem = loadProblem(run, task);
+  const laneProblem = loadProblem(run, task);
   if (laneProblem) return reject('invalid', laneProblem);
   const lane = parseLane(JSON.stringify({ ...run.base, tasks: [task] }), `${run.options.name}.json`);
   const [proof] = await checkLaneSoundness(lane, { seeds: run.checkRange, stopEarly: true });

@@ -9,21 +9,47 @@ import { REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 const shippedLanes = () =>
   JSON.parse(runCli(REPO_ROOT, 'lanes', 'list', '--json').stdout).filter((row: any) => row.path.startsWith(join(REPO_ROOT, 'lanes')));
+/** Lanes `lanes synthesize` wrote (hundreds of tasks each): proven whole at synthesis and in the bench, by sample here. */
+const SYNTHESIZED = join(REPO_ROOT, 'lanes', 'synthesized');
+const handWritten = () => shippedLanes().filter((row: any) => !row.path.startsWith(SYNTHESIZED));
+const synthesized = () => shippedLanes().filter((row: any) => row.path.startsWith(SYNTHESIZED));
+/** Tasks proven of each synthesised lane, spread evenly through it. */
+const SAMPLE = 4;
 
 describe('lanes check', () => {
   const workdir = temporaryDirectory('ef-check-');
 
-  it('proves every shipped lane sound: solution passes, do-nothing and every wrong trajectory fail, on each lane\'s first seeds', () => {
-    const result = runCli(workdir, 'lanes', 'check', '--all', '--json');
+  it('proves every hand-written lane sound: solution passes, do-nothing and every wrong trajectory fail, on each lane\'s first seeds', () => {
+    const lanes = handWritten();
+    const result = runCli(workdir, 'lanes', 'check', ...lanes.map((row: any) => row.path), '--json');
     const report = JSON.parse(result.stdout);
     const unsound = report.results.filter((entry: any) => !entry.sound);
     assert.deepEqual(unsound.map((entry: any) => `${entry.lane}/${entry.task}: ${entry.problems.join('; ')}`), []);
     assert.equal(result.status, 0, result.stderr);
-    assert.equal(report.lanes, shippedLanes().length);
+    assert.equal(report.lanes, lanes.length);
+    assert.equal(report.tasks, lanes.reduce((sum: number, row: any) => sum + row.tasks, 0));
     for (const entry of report.results) {
       assert.equal(entry.seeds.length, 3, `${entry.lane}/${entry.task}`);
       const kinds = new Set(entry.runs.map((run: any) => run.kind));
       assert.deepEqual([...kinds].sort(), ['do-nothing', 'solution', 'wrong'], `${entry.lane}/${entry.task}`);
+    }
+  });
+
+  it(`proves ${SAMPLE} tasks of each synthesised lane sound (--sample), each made by lanes synthesize`, () => {
+    const lanes = synthesized();
+    assert.ok(lanes.length >= 3, `${lanes.length} synthesised lanes under lanes/synthesized/`);
+    const result = runCli(workdir, 'lanes', 'check', ...lanes.map((row: any) => row.path), '--sample', String(SAMPLE), '--json');
+    const report = JSON.parse(result.stdout);
+    assert.deepEqual(report.results.filter((entry: any) => !entry.sound).map((entry: any) => `${entry.lane}/${entry.task}: ${entry.problems.join('; ')}`), []);
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(report.tasks, lanes.length * SAMPLE);
+    for (const row of lanes) {
+      const lane = JSON.parse(readFileSync(row.path, 'utf8'));
+      assert.ok(lane.tasks.every((task: any) => task.synthesized && task.synthesized.draw >= 0), `${row.name}: every task says how it was made`);
+      // Evenly spaced: the first task and tasks from the middle and the end.
+      const checked = report.results.filter((entry: any) => entry.lane === row.name).map((entry: any) => entry.task);
+      assert.equal(checked[0], lane.tasks[0].id);
+      assert.equal(checked[SAMPLE - 1], lane.tasks[Math.floor(((SAMPLE - 1) * lane.tasks.length) / SAMPLE)].id);
     }
   });
 

@@ -20,7 +20,8 @@ const SEEDS = '0..0';
 const definitions = definitionFiles(REPO_ROOT);
 const lanes = listLaneFiles(REPO_ROOT)
   .map((path) => loadLane(path, REPO_ROOT))
-  .filter((lane) => definitions.has(lane.document.world.name) && !isWorldInCode(lane.document.world.name));
+  // Synthesised lanes (lanes/synthesized/, hundreds of tasks) are proven by sample in lanes-check.test.ts.
+  .filter((lane) => definitions.has(lane.document.world.name) && !isWorldInCode(lane.document.world.name) && !lane.document.tasks.some((task) => task.synthesized));
 
 describe('lanes on server worlds written as data', () => {
   it('finds every such lane (the three new servers at least)', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
@@ -72,6 +72,19 @@ describe('lane loading', () => {
       (error: unknown) => error instanceof FactoryError && error.code === 'lane_not_found' && /tool-world-v1/.test(error.fix ?? ''),
     );
     assert.ok(listLaneFiles(REPO_ROOT).some((file) => file.endsWith('tool-world-v1.json')));
+  });
+
+  it('finds a synthesised lane by name in lanes/synthesized/, after lanes/, and lists no recording or rewrites cache as a lane', () => {
+    const directory = temporaryDirectory();
+    mkdirSync(join(directory, 'lanes', 'synthesized'), { recursive: true });
+    writeFileSync(join(directory, 'lanes', 'synthesized', 'made-v1.json'), JSON.stringify({ ...shipped(), name: 'made-v1' }));
+    writeFileSync(join(directory, 'lanes', 'synthesized', 'made-v1.writer.json'), '{}');
+    writeFileSync(join(directory, 'lanes', 'hand-v1.json'), JSON.stringify({ ...shipped(), name: 'hand-v1' }));
+    writeFileSync(join(directory, 'lanes', 'hand-v1.rewrites.json'), '{}');
+    assert.equal(resolveLanePath('made-v1', directory), join(directory, 'lanes', 'synthesized', 'made-v1.json'));
+    assert.equal(loadLane('made-v1', directory).name, 'made-v1');
+    const local = listLaneFiles(directory).filter((file) => file.startsWith(directory));
+    assert.deepEqual(local, [join(directory, 'lanes', 'hand-v1.json'), join(directory, 'lanes', 'synthesized', 'made-v1.json')]);
   });
 
   it('rejects text that is not JSON, naming the file', () => {
