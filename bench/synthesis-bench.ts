@@ -7,7 +7,7 @@
 // drawn from tool-world-v1, both measured in this one run.
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../src/core/canonical-json.js';
 import { childEnvironment } from '../src/core/child-environment.js';
@@ -29,6 +29,10 @@ export interface SynthesisFigures {
   runs: SynthesisRun[];
   /** Distinct (world, solution, predicates) among the tasks of every lane in lanes/. */
   distinct_tasks_in_lanes: number;
+  /** Distinct tasks of the shipped synthesised lanes (lanes/synthesized/), by world. */
+  synthesised_by_world: Record<string, number>;
+  /** `lanes check` over every shipped synthesised lane, every task, each lane's first seeds. */
+  shipped_proof: { tasks: number; unsound: number; seconds: number };
   near_duplicates: { episodes: number; synthesised: { lane: string; share: number }; hand_written: { lane: string; share: number } };
 }
 
@@ -50,21 +54,31 @@ function run(cwd: string, ...args: string[]): Promise<{ status: number; stdout: 
   });
 }
 
-export function distinctTasksInLanes(directory = join(REPO, 'lanes')): number {
-  const seen = new Set<string>();
-  for (const file of readdirSync(directory).filter((name) => name.endsWith('.json'))) {
-    const lane = JSON.parse(readFileSync(join(directory, file), 'utf8')) as { world: { name: string }; tasks: { solution: JsonValue; predicates: { id: string }[] }[] };
-    for (const task of lane.tasks) {
-      const predicates = task.predicates.map(({ id: _id, ...rest }) => rest) as JsonValue;
-      seen.add(canonicalJson({ world: lane.world.name, solution: task.solution, predicates }));
-    }
-  }
-  return seen.size;
+const SYNTHESIZED = join(REPO, 'lanes', 'synthesized');
+
+function laneFiles(directory: string): string[] {
+  return existsSync(directory) ? readdirSync(directory).filter((name) => name.endsWith('.json') && !name.endsWith('.writer.json')).map((name) => join(directory, name)) : [];
 }
 
-async function nearShare(cwd: string, lane: string, tasks: number, episodes: number, log: (message: string) => void): Promise<number> {
+/** Distinct (world, solution, predicates) in lanes/ and lanes/synthesized/, and how many of them each world has in the latter. */
+export function distinctTasksInLanes(directory = join(REPO, 'lanes')): { all: number; synthesised: Record<string, number> } {
+  const seen = new Set<string>();
+  const synthesised: Record<string, Set<string>> = {};
+  for (const path of [...laneFiles(directory), ...laneFiles(join(directory, 'synthesized'))]) {
+    const lane = JSON.parse(readFileSync(path, 'utf8')) as { world: { name: string }; tasks: { solution: JsonValue; predicates: { id: string }[] }[] };
+    for (const task of lane.tasks) {
+      const predicates = task.predicates.map(({ id: _id, ...rest }) => rest) as JsonValue;
+      const key = canonicalJson({ world: lane.world.name, solution: task.solution, predicates });
+      seen.add(key);
+      if (path.startsWith(join(directory, 'synthesized'))) (synthesised[lane.world.name] ??= new Set()).add(key);
+    }
+  }
+  return { all: seen.size, synthesised: Object.fromEntries(Object.entries(synthesised).map(([world, keys]) => [world, keys.size])) };
+}
+
+async function nearShare(cwd: string, lane: string, tasks: number, episodes: number, log: (message: string) => void, label = lane): Promise<number> {
   const seeds = `0..${Math.max(1, Math.ceil(episodes / tasks)) - 1}`;
-  const out = join(cwd, 'datasets', lane);
+  const out = join(cwd, 'datasets', label);
   log(`synthesis: ${episodes} episodes of ${lane} (seeds ${seeds}) ...`);
   const made = await run(cwd, 'generate', lane, '--seeds', seeds, '--out', out, '--format', 'jsonl', '--json', '--quiet');
   if (made.status !== 0 && made.status !== 1) throw new Error(`generate ${lane} failed: ${made.stderr}`);
@@ -87,12 +101,21 @@ export async function measureSynthesis(scratch: string, episodes: number, log: (
     const report = JSON.parse(result.stdout) as { kept: number; candidates: number; rejected: Record<string, number> };
     runs.push({ world, kind, kept: report.kept, candidates: report.candidates, seconds, rejected: report.rejected });
   }
-  const memory = runs.find((entry) => entry.world === 'memory-server')!;
-  const synthesised = await nearShare(cwd, 'memory-server-synth-v1', memory.kept, episodes, log);
+  // The shipped lane, not this run's: what a user generates from.
+  const shipped = join(SYNTHESIZED, 'memory-server-synth-v1.json');
+  const shippedTasks = (JSON.parse(readFileSync(shipped, 'utf8')) as { tasks: unknown[] }).tasks.length;
+  const synthesised = await nearShare(cwd, shipped, shippedTasks, episodes, log, 'memory-server-synth-v1');
   const hand = await nearShare(cwd, 'tool-world-v1', 5, episodes, log);
+  log('synthesis: lanes check over every shipped synthesised lane ...');
+  const started = performance.now();
+  const proof = await run(REPO, 'lanes', 'check', ...laneFiles(SYNTHESIZED), '--json');
+  const report = JSON.parse(proof.stdout) as { tasks: number; unsound: number };
+  const distinct = distinctTasksInLanes();
   return {
     runs,
-    distinct_tasks_in_lanes: distinctTasksInLanes(),
+    distinct_tasks_in_lanes: distinct.all,
+    synthesised_by_world: distinct.synthesised,
+    shipped_proof: { tasks: report.tasks, unsound: report.unsound, seconds: (performance.now() - started) / 1000 },
     near_duplicates: { episodes, synthesised: { lane: 'memory-server-synth-v1', share: synthesised }, hand_written: { lane: 'tool-world-v1', share: hand } },
   };
 }
@@ -108,7 +131,12 @@ export function synthesisRows(figures: SynthesisFigures): [string, string, strin
       entry.kind === 'server' ? (done && entry.seconds < 300 ? 'yes' : 'NOT YET') : '',
     ]);
   }
-  rows.push(['synthesis: distinct sound tasks in lanes/', String(figures.distinct_tasks_in_lanes), '≥ 1,000 (≥ 150 on three server worlds)', figures.distinct_tasks_in_lanes >= 1000 ? 'yes' : 'NOT YET']);
+  const servers = Object.entries(figures.synthesised_by_world).filter(([world]) => !['calendar', 'files', 'issues', 'shop', 'tasks'].includes(world));
+  const served = servers.filter(([, count]) => count >= 150).length;
+  rows.push(['synthesis: distinct sound tasks in lanes/ (and lanes/synthesized/)', String(figures.distinct_tasks_in_lanes), '≥ 1,000', figures.distinct_tasks_in_lanes >= 1000 ? 'yes' : 'NOT YET']);
+  rows.push(['  synthesised, on server worlds', servers.map(([world, count]) => `${world} ${count}`).join(', '), '≥ 150 on each of three', served >= 3 ? 'yes' : 'NOT YET']);
+  const proof = figures.shipped_proof;
+  rows.push(['  lanes check over every shipped synthesised task', `${proof.tasks} tasks, ${proof.unsound} unsound, ${proof.seconds.toFixed(0)} s`, 'all sound', proof.unsound === 0 ? 'yes' : 'NO']);
   const near = figures.near_duplicates;
   rows.push([`synthesis: near-duplicate share, ${near.episodes} episodes of ${near.synthesised.lane}`, `${(100 * near.synthesised.share).toFixed(1)}%`, '< 5%', near.synthesised.share < 0.05 ? 'yes' : 'NOT YET']);
   rows.push([`  the same of ${near.hand_written.lane} (hand-written, 5 tasks)`, `${(100 * near.hand_written.share).toFixed(1)}%`, '', '']);
