@@ -88,3 +88,39 @@ describe('filling a tool schema', () => {
     assert.match('problem' in odd.filled ? odd.filled.problem : '', /property "blob" is of a type the sampler does not fill/);
   });
 });
+
+describe('filling values in the form a schema asks for', () => {
+  const folders = surveyState({ files: [{ path: 'docs/a.md', dir: 'docs', name: 'a.md' }, { path: 'notes/b.md', dir: 'notes', name: 'b.md' }] });
+  const documents = folders[0]!;
+  const fresh = (pool: ParameterPool, name: string) => (pool.params[name] as { choice: unknown[] }).choice;
+
+  it('a date-time, a pattern\'s form, a multiple, an id named after its record', () => {
+    const { filled, pool } = fill(
+      {
+        type: 'object',
+        required: ['start', 'project', 'minutes', 'entity_name'],
+        properties: { start: { type: 'string', format: 'date-time' }, project: { type: 'string', pattern: '^[A-Z]{3,12}$' }, minutes: { type: 'integer', multipleOf: 15, minimum: 15, maximum: 120 }, entity_name: { type: 'string' } },
+      },
+      undefined,
+      'schedule',
+    );
+    assert.ok(!('problem' in filled), JSON.stringify(filled));
+    for (const value of fresh(pool, 'start')) assert.match(String(value), /^2027-0[1-9]-[12][0-9]T(09|1[0-6]):00:00Z$/);
+    for (const value of fresh(pool, 'project')) assert.match(String(value), /^[A-Z]{3,12}$/);
+    for (const value of fresh(pool, 'minutes')) assert.ok(Number(value) % 15 === 0 && Number(value) >= 15 && Number(value) <= 120, String(value));
+    assert.equal(filled.arguments.entity_name, '{{target.name}}', '"entity_name" names an entity');
+    const impossible = fill({ type: 'object', required: ['code'], properties: { code: { type: 'string', pattern: '^ZZ[0-9]{9}$' } } }, undefined, 'make');
+    assert.match('problem' in impossible.filled ? impossible.filled.problem : '', /must match \^ZZ\[0-9\]\{9\}\$/);
+  });
+
+  it('a folder tool takes the folder a record is in; a vault named by name gets the sandbox\'s name and relative paths', () => {
+    const random = substream(2, 'argument-filling-test');
+    const listing = fillArguments({ name: 'list_directory', inputSchema: { type: 'object', required: ['path'], properties: { path: { type: 'string' } } } }, { random, pool: new ParameterPool(random), collections: folders, target: documents, shownRoot: '/sandbox' });
+    assert.equal(!('problem' in listing) && listing.arguments.path, '/sandbox/{{target.dir}}');
+    const vault = fillArguments(
+      { name: 'delete-note', inputSchema: { type: 'object', required: ['vault', 'path'], properties: { vault: { type: 'string', description: 'Name of the vault containing the note' }, path: { type: 'string', description: 'Path of the note' } } } },
+      { random, pool: new ParameterPool(random), collections: folders, target: documents, shownRoot: '/vault' },
+    );
+    assert.deepEqual(!('problem' in vault) && vault.arguments, { vault: 'vault', path: '{{target.path}}' });
+  });
+});
