@@ -227,9 +227,9 @@ function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[
   const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
   const out: JsonObject = {};
   const names = Object.keys(properties).filter((name) => required.includes(name));
-  // An optional argument that says where the repository or sandbox is (git's `path`) is always given: the server has no other way to know.
+  // An argument that says where the repository or vault is (git's optional `path`, obsidian's `vault`) is always given: the server has no other way to know.
   const rooted = Object.keys(properties).filter((name) => context.shownRoot !== undefined && isRootArgument(name, properties[name]));
-  names.push(...rooted);
+  names.push(...rooted.filter((name) => !names.includes(name)));
   if (rooted.some((name) => namesTheRoot(properties[name] as JsonObject))) context = { ...context, relative: true };
   // The folder a note is in, when the record has one (read-note's optional `folder`): without it the server looks at the top.
   const folder = Object.keys(properties).filter((name) => !required.includes(name) && !rooted.includes(name) && FOLDER_ARGUMENT.test(name) && context.target?.fields.includes(FOLDER_FIELD) === true && !context.creating);
