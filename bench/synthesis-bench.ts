@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../src/core/canonical-json.js';
 import { childEnvironment } from '../src/core/child-environment.js';
+import { SYNTHESIZED_LANES } from '../src/lanes/lane-loader.js';
 import type { JsonValue } from '../src/core/json-value.js';
 
 const REPO = new URL('../', import.meta.url).pathname;
@@ -54,7 +55,7 @@ function run(cwd: string, ...args: string[]): Promise<{ status: number; stdout: 
   });
 }
 
-const SYNTHESIZED = join(REPO, 'lanes', 'synthesized');
+const SYNTHESIZED = join(REPO, 'lanes', SYNTHESIZED_LANES);
 
 function laneFiles(directory: string): string[] {
   return existsSync(directory) ? readdirSync(directory).filter((name) => name.endsWith('.json') && !name.endsWith('.writer.json')).map((name) => join(directory, name)) : [];
@@ -64,13 +65,13 @@ function laneFiles(directory: string): string[] {
 export function distinctTasksInLanes(directory = join(REPO, 'lanes')): { all: number; synthesised: Record<string, number> } {
   const seen = new Set<string>();
   const synthesised: Record<string, Set<string>> = {};
-  for (const path of [...laneFiles(directory), ...laneFiles(join(directory, 'synthesized'))]) {
+  for (const path of [...laneFiles(directory), ...laneFiles(join(directory, SYNTHESIZED_LANES))]) {
     const lane = JSON.parse(readFileSync(path, 'utf8')) as { world: { name: string }; tasks: { solution: JsonValue; predicates: { id: string }[] }[] };
     for (const task of lane.tasks) {
       const predicates = task.predicates.map(({ id: _id, ...rest }) => rest) as JsonValue;
       const key = canonicalJson({ world: lane.world.name, solution: task.solution, predicates });
       seen.add(key);
-      if (path.startsWith(join(directory, 'synthesized'))) (synthesised[lane.world.name] ??= new Set()).add(key);
+      if (path.startsWith(join(directory, SYNTHESIZED_LANES))) (synthesised[lane.world.name] ??= new Set()).add(key);
     }
   }
   return { all: seen.size, synthesised: Object.fromEntries(Object.entries(synthesised).map(([world, keys]) => [world, keys.size])) };

@@ -10,6 +10,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EPISODES, startEnvironmentServer }
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeconds } from './model-timeout.js';
 import type { Streams } from './output.js';
+import { parseCount } from './count-flag.js';
 import { parsePort } from './port-flag.js';
 
 interface EnvServeFlags {
@@ -104,8 +105,3 @@ export function registerEnv(program: Command, streams: Streams, setExit: (status
     });
 }
 
-function parseCount(flag: string, text: string): number {
-  const count = Number(text);
-  if (!/^[0-9]{1,6}$/.test(text) || count < 1) throw new FactoryError('usage', `${flag} "${text}" is not a whole number above 0`, { fix: `pass e.g. ${flag} 64` });
-  return count;
-}

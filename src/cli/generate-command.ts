@@ -14,6 +14,7 @@ import { parseUserSpec, prepareUser } from '../selection/user-selection.js';
 import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { parseShard } from '../generation/plan-shard.js';
+import { parseCount } from './count-flag.js';
 import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { percent, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
@@ -57,11 +58,6 @@ function infraLines(failures: readonly Rejection[]): string {
   const listed = failures.slice(0, LISTED_INFRA_FAILURES).map((failure) => `INFRA ${failure.record_id}: ${failure.reason}\n`);
   const rest = failures.length - listed.length;
   return listed.join('') + (rest > 0 ? `INFRA … and ${rest} more (rejected.jsonl, stage infra)\n` : '');
-}
-
-function parseCount(flag: string, text: string): number {
-  if (!/^[0-9]{1,4}$/.test(text) || Number(text) < 1) throw new FactoryError('usage', `${flag} "${text}" is not a positive whole number`, { fix: `pass ${flag} 1 or more` });
-  return Number(text);
 }
 
 /** Exit status of a run stopped by Ctrl-C, as a shell reports a SIGINT. */
@@ -135,8 +131,8 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
       const seeds = flags.seeds === undefined ? lane.seeds : parseSeedRange(flags.seeds);
       const outDir = flags.out ?? join('datasets', lane.name);
       const formats = parseFormats(flags.format ?? 'jsonl,arrow,parquet');
-      const concurrency = parseCount('--concurrency', flags.concurrency);
-      const workers = flags.workers === undefined ? undefined : parseCount('--workers', flags.workers);
+      const concurrency = parseCount('--concurrency', flags.concurrency, 4);
+      const workers = flags.workers === undefined ? undefined : parseCount('--workers', flags.workers, 4);
       const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
       const maxInfraErrors = parseLimit('--max-infra-errors', flags.maxInfraErrors);
       const policySpec = parsePolicySpec(flags.policy);

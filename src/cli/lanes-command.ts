@@ -12,6 +12,7 @@ import { listLaneFiles, loadLane, resolveLanePath } from '../lanes/lane-loader.j
 import { rewriteLane, writerSeed } from '../rewriting/lane-rewrite.js';
 import { checkModel, MODEL_SPEC_EXAMPLES, parseModelSpec } from '../models/model-registry.js';
 import { ModelWriter } from '../policy/model-writer.js';
+import { parseCount } from './count-flag.js';
 import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { isGrammar, phrasingsOf } from '../lanes/phrasing-grammar.js';
 import { formatSeedRange, parseSeedRange } from '../lanes/seed-range.js';
@@ -222,7 +223,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
     .option('--json', 'print the results as JSON')
     .action(async (references: string[], flags: { all?: boolean; seeds?: string; task?: string[]; sample?: string; workers?: string; json?: boolean }) => {
       if (flags.all && references.length > 0) throw new FactoryError('usage', 'name lanes or pass --all, not both', { fix: 'drop the lane names or --all' });
-      const workers = flags.workers === undefined ? availableParallelism() : parseWorkers(flags.workers);
+      const workers = flags.workers === undefined ? availableParallelism() : parseCount('--workers', flags.workers, 4);
       const paths = flags.all ? listLaneFiles() : references;
       if (paths.length === 0) throw new FactoryError('usage', 'no lane to check', { fix: 'name a lane (see `lanes list`) or pass --all' });
       const loaded = paths.map((path) => loadLane(path));
@@ -232,7 +233,7 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
         workers,
         ...(seeds ? { seeds } : {}),
         ...(flags.task ? { taskIds: flags.task } : {}),
-        ...(flags.sample !== undefined ? { sample: parseCount(flags.sample, '--sample') } : {}),
+        ...(flags.sample !== undefined ? { sample: parseCount('--sample', flags.sample) } : {}),
         onLane: (lane) => progress.update(`checking ${lane.name}…`),
         onTask: (result) => progress.update(`checking ${result.lane}: ${result.task} ${result.sound ? 'sound' : 'UNSOUND'}`),
       });
@@ -256,15 +257,6 @@ export function registerLanes(program: Command, streams: Streams, setExit: (stat
     });
 }
 
-function parseCount(text: string, flag: string): number {
-  if (!/^[0-9]{1,6}$/.test(text) || Number(text) < 1) throw new FactoryError('usage', `${flag} "${text}" is not a positive whole number`, { fix: `pass ${flag} 1 or more` });
-  return Number(text);
-}
-
-function parseWorkers(text: string): number {
-  if (!/^[0-9]{1,4}$/.test(text) || Number(text) < 1) throw new FactoryError('usage', `--workers "${text}" is not a positive whole number`, { fix: 'pass --workers 1 or more' });
-  return Number(text);
-}
 
 /** "3/3": how many runs of a kind behaved as they must, out of how many there were. */
 function tally(result: TaskSoundness, kind: TaskSoundness['runs'][number]['kind']): string {

@@ -14,6 +14,7 @@ import { synthesizeLane, type CandidateEvent, type CandidateSource } from '../sy
 import { createWriterSource } from '../synthesis/writer-proposal.js';
 import { writerRecordingPath } from '../synthesis/writer-recording.js';
 import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
+import { parseCount } from './count-flag.js';
 import { formatTable, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
 interface SynthesizeFlags extends ModelServerFlags {
@@ -60,10 +61,10 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
   )
     .addHelpText('after', '\nExamples:\n  episode-factory lanes synthesize issues --count 20\n  episode-factory lanes synthesize git-server --count 100 --writer openai:qwen2.5-7b-instruct --base-url http://127.0.0.1:8000/v1 --model-digest <sha256>')
     .action(async (world: string, flags: SynthesizeFlags) => {
-      const count = positive(flags.count, '--count');
-      const checkSeeds = positive(flags.checkSeeds, '--check-seeds');
-      const goldenSeeds = positive(flags.goldenSeeds, '--golden-seeds');
-      const maxCandidates = flags.maxCandidates === undefined ? undefined : positive(flags.maxCandidates, '--max-candidates');
+      const count = parseCount('--count', flags.count);
+      const checkSeeds = parseCount('--check-seeds', flags.checkSeeds);
+      const goldenSeeds = parseCount('--golden-seeds', flags.goldenSeeds);
+      const maxCandidates = flags.maxCandidates === undefined ? undefined : parseCount('--max-candidates', flags.maxCandidates);
       const seeds = parseSeedRange(flags.seeds, '--seeds');
       const out = flags.out ?? `lanes/${world}-synth-v1.json`;
       // A lane is named after its file, as the loader requires.
@@ -147,11 +148,6 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
     });
 }
 
-function positive(text: string, flag: string): number {
-  const value = Number(text);
-  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(value) || value < 1) throw new FactoryError('usage', `${flag} must be a whole number of at least 1, not "${text}"`, { fix: `e.g. ${flag} 20` });
-  return value;
-}
 
 function parseConfig(text: string): JsonObject {
   let value: unknown;

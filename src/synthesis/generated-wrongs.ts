@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/canonical-json.js';
 import type { JsonValue } from '../core/json-value.js';
 import type { ParamSpec, Predicate, SolutionStep, WrongTrajectory } from '../lanes/lane.js';
 import type { Binding } from './argument-filling.js';
-import { singular } from './state-survey.js';
+import { singular, slug } from './state-survey.js';
 import { collectionAt, matchesWhere, type Where } from '../core/where-clause.js';
 
 export interface WrongInputs {
@@ -76,8 +76,4 @@ export function generateWrongs(inputs: WrongInputs): WrongTrajectory[] {
 
 function replaceIn(solution: SolutionStep[], from: string, to: string): SolutionStep[] {
   return JSON.parse(JSON.stringify(solution).split(from).join(to)) as SolutionStep[];
-}
-
-function slug(text: string): string {
-  return text.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'record';
 }

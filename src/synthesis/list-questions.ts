@@ -12,7 +12,7 @@ import { collectionAt } from '../core/where-clause.js';
 import type { PhrasingRules, Predicate, SolutionStep, WrongTrajectory } from '../lanes/lane.js';
 import type { Candidate } from './candidate-sampler.js';
 import type { SeedState } from './state-diff-predicates.js';
-import { singular, words, type Collection } from './state-survey.js';
+import { singular, slug, words, type Collection } from './state-survey.js';
 
 export interface ListQuestion {
   collection: Collection;
@@ -166,8 +166,4 @@ function listPath(node: JsonValue, naming: string, wanted: readonly JsonValue[])
     if (isJsonObject(current)) for (const [key, child] of Object.entries(current)) if (SEGMENT.test(key)) queue.push({ node: child, path: [...path, key] });
   }
   return undefined;
-}
-
-function slug(text: string): string {
-  return text.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'record';
 }

@@ -12,7 +12,7 @@ import { canonicalEquals, canonicalJson } from '../core/canonical-json.js';
 import { formatPointer, parsePointer, resolvePointer } from '../core/json-pointer.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json-value.js';
 import type { Predicate, Where } from '../lanes/lane.js';
-import { asCollection, type Collection } from './state-survey.js';
+import { asCollection, slug, type Collection } from './state-survey.js';
 
 /** Fields a world derives from others or from the clock: a predicate on them pins bytes, not intent. */
 export const DERIVED_FIELD = /^(sha256|hash|short|bytes|size|lines|modified_at|updated_at|created_at|mtime|ctime|revision|sequence|dimension|next_rowid|row_count|etag|version)$/i;
@@ -269,18 +269,18 @@ function guardPredicate(pointer: string, guard: Guard): Predicate {
 
 function changeName(predicate: Predicate): string {
   const count = predicate.count;
-  if (predicate.path !== undefined) return `sets-${slug(lastToken(predicate.path))}`;
+  if (predicate.path !== undefined) return `sets-${slug(lastToken(predicate.path), 'value')}`;
   if (!count) return 'changes';
   const fields = Object.keys(count.where ?? {});
-  const noun = slug(lastToken(count.path));
+  const noun = slug(lastToken(count.path), 'value');
   if (predicate.equals === 0) return `removes-the-${noun}-record`;
   if (fields.length <= 1) return `has-the-${noun}-record`;
-  return `sets-${slug(fields[fields.length - 1]!)}`;
+  return `sets-${slug(fields[fields.length - 1]!, 'value')}`;
 }
 
 function guardName(predicate: Predicate): string {
   if (predicate.unchanged === '') return predicate.except ? 'touches-nothing-else' : 'changes-nothing';
-  return `keeps-other-${slug(lastToken(predicate.unchanged!))}`;
+  return `keeps-other-${slug(lastToken(predicate.unchanged!), 'value')}`;
 }
 
 function named(predicates: Predicate[], name: (predicate: Predicate) => string): (Predicate & { id: string })[] {
@@ -293,9 +293,6 @@ function named(predicates: Predicate[], name: (predicate: Predicate) => string):
   });
 }
 
-function slug(text: string): string {
-  return text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'value';
-}
 
 function lastToken(pointer: string): string {
   const tokens = parsePointer(pointer);

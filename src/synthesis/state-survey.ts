@@ -92,6 +92,11 @@ function isScalar(value: JsonValue | undefined): value is string | number {
   return (typeof value === 'string' && value.length > 0) || (typeof value === 'number' && Number.isFinite(value));
 }
 
+/** A name as an id part: "entityType" → "entity-type", "Due on!" → "due-on"; `fallback` when nothing is left. */
+export function slug(text: string, fallback = 'record'): string {
+  return text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || fallback;
+}
+
 /** A field name in words, for wording: "entityType" → "entity type", "due_on" → "due on". */
 export function words(name: string): string {
   return name

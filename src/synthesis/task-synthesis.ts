@@ -28,7 +28,7 @@ import { generateWrongs } from './generated-wrongs.js';
 import { listQuestion } from './list-questions.js';
 import { actionGrammar, questionGrammar, SHARED_PHRASING, toolPhrase } from './instruction-grammar.js';
 import { DERIVED_FIELD, derivePredicates, type SeedState } from './state-diff-predicates.js';
-import { singular, surveyState, words, type Collection } from './state-survey.js';
+import { singular, slug, surveyState, words, type Collection } from './state-survey.js';
 
 export const SAMPLER = 'episode-factory.sampler.v1';
 export const SYNTHESIS_PRODUCED_AT = '2026-12-01T00:00:00Z';
@@ -229,7 +229,7 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
       return proveAndKeep(run, draw, task, tools, reject);
     }
     const predicates: (Predicate & { id: string })[] = [
-      { id: `names-the-${slugOf(question.field)}`, answer: { contains: question.expected } },
+      { id: `names-the-${slug(question.field, 'task')}`, answer: { contains: question.expected } },
       { id: 'changes-nothing', unchanged: '' },
     ];
     const answerStep: SolutionStep = { answer: `The ${words(question.field)} is {{${question.reference}}}.` };
@@ -397,13 +397,10 @@ function dedupKey(task: Task): string {
 }
 
 function taskId(tools: readonly string[], draw: number): string {
-  const stem = tools.map(slugOf).join('-then-').slice(0, 50).replace(/-$/, '');
+  const stem = tools.map((tool) => slug(tool, 'task')).join('-then-').slice(0, 50).replace(/-$/, '');
   return `${stem}-${draw}`;
 }
 
-function slugOf(text: string): string {
-  return text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'task';
-}
 
 function article(noun: string): string {
   return `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;

@@ -78,7 +78,7 @@ describe('lanes synthesize', () => {
     assert.match(exists.stderr, /lanes\/issues-synth-v1\.json already exists — fix: pass --force/);
     const count = await runCliAsync(project, 'lanes', 'synthesize', 'issues', '--count', 'many', '--out', 'lanes/x-v1.json');
     assert.equal(count.status, 2);
-    assert.match(count.stderr, /--count must be a whole number of at least 1, not "many"/);
+    assert.match(count.stderr, /--count "many" is not a positive whole number — fix: pass --count 1 or more/);
     const name = await runCliAsync(project, 'lanes', 'synthesize', 'issues', '--out', 'lanes/Bad Name.json');
     assert.equal(name.status, 2);
     assert.match(name.stderr, /a lane file is named <lane-name>\.json/);

@@ -152,7 +152,7 @@ class KeptChild {
     if (this.lease?.transport !== transport) return;
     this.lease = undefined;
     this.child.setReferenced(false);
-    if (this.leases >= LEASES_PER_CHILD) void this.child.close();
+    if (this.spent) void this.child.close();
   }
 
   /** Leased as often as a child may be: the next lease starts another. */
