@@ -44,7 +44,7 @@
 // machine's ceiling alone), --synthesis-only (section 11 alone: `lanes synthesize`
 // on four worlds, distinct tasks in lanes/, the near-duplicate share of a
 // synthesised lane's episodes beside tool-world-v1's; bench/synthesis-bench.ts),
-// --synthesis-episodes N (default 2000), --json.
+// --synthesis-episodes N (default 25000, the issue's figure), --json.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -98,7 +98,7 @@ const { values: flags } = parseArgs({
     'columnar-only': { type: 'boolean', default: false },
     'ceiling-only': { type: 'boolean', default: false },
     'synthesis-only': { type: 'boolean', default: false },
-    'synthesis-episodes': { type: 'string', default: '2000' },
+    'synthesis-episodes': { type: 'string', default: '25000' },
     'profile-episodes': { type: 'string', default: '500' },
     json: { type: 'boolean', default: false },
   },

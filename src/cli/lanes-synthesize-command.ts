@@ -23,6 +23,7 @@ interface SynthesizeFlags extends ModelServerFlags {
   seeds: string;
   checkSeeds: string;
   goldenSeeds: string;
+  holdoutSeeds: string;
   maxCandidates?: string;
   out?: string;
   config?: string;
@@ -52,6 +53,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
     .option('--seeds <range>', "the written lane's seeds, A..B", '0..7')
     .option('--check-seeds <n>', 'prove each candidate sound (solution, do-nothing, wrong trajectories) on this many of the first seeds', '8')
     .option('--golden-seeds <n>', 'run the golden calls on this many of the first seeds: predicates must hold on all of them', '8')
+    .option('--holdout-seeds <n>', "prove each kept task again on this many seeds after the lane's, never used to write its predicates; one that fails there is rejected as overfit (0 skips this)", '16')
     .option('--max-candidates <n>', 'give up after this many candidates (default: 20 × count)')
     .option('--out <file>', 'where to write the lane (default: lanes/<world>-synth-v1.json)')
     .option('--config <json>', "the world's config, as JSON (see `worlds show <world>`)")
@@ -64,6 +66,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
       const count = parseCount('--count', flags.count);
       const checkSeeds = parseCount('--check-seeds', flags.checkSeeds);
       const goldenSeeds = parseCount('--golden-seeds', flags.goldenSeeds);
+      const holdoutSeeds = flags.holdoutSeeds === '0' ? 0 : parseCount('--holdout-seeds', flags.holdoutSeeds);
       const maxCandidates = flags.maxCandidates === undefined ? undefined : parseCount('--max-candidates', flags.maxCandidates);
       const seeds = parseSeedRange(flags.seeds, '--seeds');
       const out = flags.out ?? `lanes/${world}-synth-v1.json`;
@@ -94,6 +97,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
         seeds,
         checkSeeds,
         goldenSeeds,
+        holdoutSeeds,
         name,
         ...(config ? { config } : {}),
         ...(maxCandidates ? { maxCandidates } : {}),

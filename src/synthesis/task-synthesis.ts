@@ -27,6 +27,7 @@ import { drawCandidate, type Candidate, type SamplerTool } from './candidate-sam
 import { generateWrongs } from './generated-wrongs.js';
 import { listQuestion } from './list-questions.js';
 import { actionGrammar, questionGrammar, SHARED_PHRASING, toolPhrase } from './instruction-grammar.js';
+import { narrowToUnmetGoal } from './unmet-goal.js';
 import { DERIVED_FIELD, derivePredicates, type SeedState } from './state-diff-predicates.js';
 import { singular, slug, surveyState, words, type Collection } from './state-survey.js';
 
@@ -46,6 +47,11 @@ export interface SynthesisOptions {
    * them and a guard leaves free whatever moved on any, so a view that only some seeds touch is seen.
    */
   goldenSeeds?: number;
+  /**
+   * A kept task is proven again on this many seeds after the lane's (default 16; 0 skips it): its predicates were
+   * written from the golden seeds, and a task that is only sound on the seeds it was drawn from is rejected as `overfit`.
+   */
+  holdoutSeeds?: number;
   /** Give up after this many candidates (default 20 × count). */
   maxCandidates?: number;
   name: string;
@@ -55,7 +61,7 @@ export interface SynthesisOptions {
   source?: CandidateSource;
 }
 
-export type RejectionReason = 'unfillable' | 'writer-garbage' | 'invalid' | 'call-failed' | 'no-effect' | 'inexpressible' | 'no-fact' | 'duplicate' | 'unsound';
+export type RejectionReason = 'unfillable' | 'writer-garbage' | 'invalid' | 'call-failed' | 'no-effect' | 'inexpressible' | 'no-fact' | 'duplicate' | 'unsound' | 'overfit';
 
 export interface CandidateEvent {
   draw: number;
@@ -74,6 +80,7 @@ export interface SynthesisResult {
 
 const DEFAULT_CHECK_SEEDS = 8;
 const DEFAULT_GOLDEN_SEEDS = 8;
+const DEFAULT_HOLDOUT_SEEDS = 16;
 const SYSTEM_PROMPT = 'You are an assistant with access to tools. Use them to do exactly what the user asks, change nothing else, then answer in one or two sentences.';
 
 export async function synthesizeLane(options: SynthesisOptions): Promise<SynthesisResult> {
@@ -84,6 +91,8 @@ export async function synthesizeLane(options: SynthesisOptions): Promise<Synthes
   const checkSeeds = all.slice(0, options.checkSeeds ?? DEFAULT_CHECK_SEEDS);
   const checkRange: SeedRange = { from: checkSeeds[0]!, to: checkSeeds[checkSeeds.length - 1]! };
   const goldenSeeds = all.slice(0, Math.max(checkSeeds.length, options.goldenSeeds ?? DEFAULT_GOLDEN_SEEDS));
+  const holdout = options.holdoutSeeds ?? DEFAULT_HOLDOUT_SEEDS;
+  const holdoutRange: SeedRange | undefined = holdout > 0 ? { from: options.seeds.to + 1, to: options.seeds.to + holdout } : undefined;
   const initial = await drawInitialSnapshot(world, substream(checkSeeds[0]!, 'world'), config, producedAt);
   const collections = surveyState(initial);
   const shownRoot = isServerWorld(world) ? world.shownRoot : undefined;
@@ -95,7 +104,7 @@ export async function synthesizeLane(options: SynthesisOptions): Promise<Synthes
   const base: LaneDocument = {
     format: 'episode-factory.lane.v1',
     name: options.name,
-    description: `Tasks synthesised from the ${options.world} world by ${source.provenance.sampler ? `the seeded sampler (${source.provenance.sampler})` : `the writer model ${source.provenance.by}`}: golden actions run on the real world, hidden predicates written from the state they left, its golden calls passing on seeds ${goldenSeeds[0]}..${goldenSeeds[goldenSeeds.length - 1]} and each task proven sound on seeds ${checkRange.from}..${checkRange.to}.`,
+    description: `Tasks synthesised from the ${options.world} world by ${source.provenance.sampler ? `the seeded sampler (${source.provenance.sampler})` : `the writer model ${source.provenance.by}`}: golden actions run on the real world, hidden predicates written from the state they left, its golden calls passing on seeds ${goldenSeeds[0]}..${goldenSeeds[goldenSeeds.length - 1]} and each task proven sound on seeds ${checkRange.from}..${checkRange.to}${holdoutRange ? ` and on the held-out seeds ${holdoutRange.from}..${holdoutRange.to}` : ''}.`,
     produced_at: producedAt,
     world: { name: options.world, ...(Object.keys(config).length > 0 ? { config } : {}) },
     policy: { kind: 'scripted' },
@@ -109,7 +118,7 @@ export async function synthesizeLane(options: SynthesisOptions): Promise<Synthes
   const seenKeys = new Map<string, string>();
   const limit = options.maxCandidates ?? options.count * 20;
   for (let draw = 0; draw < limit && kept.length < options.count; draw++) {
-    const event = await tryCandidate(draw, { options, base, collections, shownRoot, volatile, tools, goldenSeeds, checkRange, seenKeys, source, initial });
+    const event = await tryCandidate(draw, { options, base, collections, shownRoot, volatile, tools, goldenSeeds, checkRange, holdoutRange, seenKeys, source, initial });
     if (event.kept && event.taskDefinition) kept.push(event.taskDefinition);
     const { taskDefinition: _definition, ...reported } = event;
     events.push(reported);
@@ -127,6 +136,7 @@ interface Run {
   tools: { name: string; description?: string; inputSchema: JsonObject; annotations?: { readOnlyHint?: boolean } }[];
   goldenSeeds: number[];
   checkRange: SeedRange;
+  holdoutRange: SeedRange | undefined;
   seenKeys: Map<string, string>;
   source: CandidateSource;
   initial: JsonValue;
@@ -139,7 +149,7 @@ export interface CandidateSource {
   /** Provenance every task it makes carries, besides its draw, kind and tools. */
   provenance: { by: string; sampler?: string; writer_digest?: string };
   /** The candidate for this draw; an `instruction` replaces the phrasing grammar's. A problem rejects the draw with its reason. */
-  propose(draw: number, context: SourceContext, random: Random): Promise<(Candidate & { instruction?: UserText }) | { problem: string; reason: RejectionReason }>;
+  propose(draw: number, context: SourceContext, random: Random): Promise<(Candidate & { instruction?: UserText; answer?: { value: string | number; field?: string } }) | { problem: string; reason: RejectionReason }>;
 }
 
 export interface SourceContext {
@@ -196,22 +206,27 @@ async function tryCandidate(draw: number, run: Run): Promise<Attempt> {
     if (derived.problem) return reject('inexpressible', derived.problem);
     const predicates = [...derived.changes, ...derived.guards];
     const writes = drawn.calls.map((_, index) => index).filter((index) => golden.writes.has(index));
+    const params = narrowToUnmetGoal(drawn.pool.params, derived.changes);
     task = {
       id,
       title: `${capital(tools.map(toolPhrase).join(', then '))}${drawn.target ? ` on ${article(singular(drawn.target.noun))}` : ''}`,
       tags: ['synthesized', 'write', drawn.calls.length > 1 ? 'multi-call' : 'single-call'],
-      params: drawn.pool.params,
+      params,
       user: instruction,
       solution: [...solution, { answer: 'Done.' }],
       predicates,
-      wrong: generateWrongs({ solution: [...solution, { answer: 'Done.' }], params: drawn.pool.params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes, initials: golden.states.map((state) => state.initial) }),
+      wrong: generateWrongs({ solution: [...solution, { answer: 'Done.' }], params, bindings: drawn.pool.bindings, fresh: drawn.pool.fresh, predicates, writes, initials: golden.states.map((state) => state.initial) }),
       synthesized: { ...provenance, draw, kind: 'write', tools },
     };
   } else {
-    // A writer asks for a change in its own words; a question would ask about a field its words do not name.
-    if (drawn.instruction !== undefined) return reject('no-effect', 'its calls changed nothing on any seed, though the instruction asks for a change');
+    // A writer's words ask for a change unless it says what the user is told: then they ask for that field, and no other.
+    if (drawn.instruction !== undefined && drawn.answer === undefined) return reject('no-effect', 'its calls changed nothing on any seed, though the instruction asks for a change (a question says its "answer")');
     if (drawn.pool.fresh.size > 0) return reject('no-effect', `its calls changed nothing on any seed, though they were given new values (${[...drawn.pool.fresh].join(', ')})`);
-    const question = answerFact(drawn, golden.states, golden.results, random);
+    const question = answerFact(drawn, golden.states, golden.results, random, drawn.answer);
+    if (drawn.instruction !== undefined) {
+      if ('problem' in question) return reject('no-fact', question.problem);
+      if (JSON.stringify(drawn.instruction).includes(question.expected) || JSON.stringify(drawn.instruction).includes(String(drawn.answer!.value))) return reject('no-fact', `the instruction states its own answer (${String(drawn.answer!.value)})`);
+    }
     if ('problem' in question) {
       const listed = listQuestion(drawn, run.tools, run.collections, golden.states, golden.results);
       if ('problem' in listed) return reject('no-fact', drawn.pool.bindings.length === 0 ? listed.problem : question.problem);
@@ -259,6 +274,10 @@ async function proveAndKeep(run: Run, draw: number, task: Task, tools: string[],
   const lane = parseLane(JSON.stringify({ ...run.base, tasks: [task] }), `${run.options.name}.json`);
   const [proof] = await checkLaneSoundness(lane, { seeds: run.checkRange, stopEarly: true });
   if (!proof!.sound) return reject('unsound', proof!.problems[0]!);
+  if (run.holdoutRange) {
+    const [heldOut] = await checkLaneSoundness(lane, { seeds: run.holdoutRange, stopEarly: true });
+    if (!heldOut!.sound) return reject('overfit', `sound on seeds ${run.checkRange.from}..${run.checkRange.to} but not on a held-out one: ${heldOut!.problems[0]!}`);
+  }
   run.seenKeys.set(key, id);
   return { draw, kept: true, task: id, kind: task.synthesized!.kind, tools, taskDefinition: task };
 }
@@ -343,7 +362,8 @@ const SEGMENT = /^(?:[0-9]+|[A-Za-z_][A-Za-z0-9_-]*)$/;
 /** Quoting a whole result longer than this is not an answer. */
 const LONGEST_QUOTE = 300;
 
-function answerFact(candidate: Candidate, states: readonly SeedState[], results: readonly JsonValue[][], random: { pick<T>(items: readonly T[]): T }): Question | { problem: string } {
+/** A field of the record the calls read that the results show; with `told`, the field whose value the writer gave as the answer. */
+function answerFact(candidate: Candidate, states: readonly SeedState[], results: readonly JsonValue[][], random: { pick<T>(items: readonly T[]): T }, told?: { value: string | number; field?: string }): Question | { problem: string } {
   const binding = candidate.pool.bindings[0];
   if (!binding) return { problem: 'a read that names no record: there is no fact to ask about' };
   const mention = candidate.calls.flatMap((call: FilledCall) => call.mentions).find((entry) => entry.text.includes(`{{${binding.param}.`));
@@ -368,8 +388,14 @@ function answerFact(candidate: Candidate, states: readonly SeedState[], results:
     });
     if (agreed && reference) options.push({ field, reference });
   }
-  if (options.length === 0) return { problem: `the results do not show any field of the ${singular(binding.collection.noun)} beyond what the question states` };
-  const chosen = random.pick(options);
+  const noun = singular(binding.collection.noun);
+  if (options.length === 0) return { problem: `the results do not show any field of the ${noun} beyond what the question states` };
+  let chosen: { field: string; reference: string } | undefined;
+  if (told === undefined) chosen = random.pick(options);
+  else {
+    chosen = options.find((option) => option.field === told.field);
+    if (!chosen) return { problem: `the writer's answer "${String(told.value)}" is no field of the ${noun} it named that the results show and no other ${noun} has` };
+  }
   return { field: chosen.field, collection: binding.collection, identity: mention, expected: `{{${binding.param}.${chosen.field}}}`, reference: chosen.reference };
 }
 

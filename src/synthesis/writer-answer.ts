@@ -1,5 +1,6 @@
 // Owns reading a writer model's answer as a candidate task: the JSON it
-// returns ({"instruction", "actions": [{"tool", "arguments"}]}) checked for
+// returns ({"instruction", "actions": [{"tool", "arguments"}]}, and for a
+// question the "answer" the user is told) checked for
 // shape and known tools, then parameterised so the one task instantiates on
 // every seed. An argument equal to a naming field of a record in a surveyed
 // collection becomes a lane parameter bound to a record of that collection,
@@ -22,6 +23,8 @@ export interface WriterAction {
 export interface WriterAnswer {
   instruction: string;
   actions: WriterAction[];
+  /** For a question: the value the user is told, as the state the writer was shown has it. */
+  answer?: string | number;
 }
 
 /** More calls than this is not one task a user would ask for. */
@@ -54,7 +57,9 @@ export function readWriterAnswer(text: string, tools: readonly SamplerTool[]): W
     if (!isJsonObject(given)) return { problem: `the writer's answer gives ${action.tool} arguments that are not an object: ${quote(JSON.stringify(given))}` };
     read.push({ tool: action.tool, arguments: given });
   }
-  return { instruction: answer.instruction.trim(), actions: read };
+  const told = answer.answer;
+  if (told !== undefined && told !== null && typeof told !== 'string' && typeof told !== 'number') return { problem: `the writer's answer has an "answer" that is not a string or a number: ${quote(JSON.stringify(told))}` };
+  return { instruction: answer.instruction.trim(), actions: read, ...(typeof told === 'string' || typeof told === 'number' ? { answer: told } : {}) };
 }
 
 interface Found {
@@ -69,7 +74,7 @@ interface Found {
  * The writer's calls with record values replaced by parameters, and its instruction with the same placeholders,
  * as a grammar that greets and thanks like every task of the lane (instruction-grammar.ts's SHARED_PHRASING).
  */
-export function parameteriseAnswer(answer: WriterAnswer, context: { tools: readonly SamplerTool[]; collections: readonly Collection[]; shownRoot?: string }, random: Random): Candidate & { instruction: PhrasingRules } {
+export function parameteriseAnswer(answer: WriterAnswer, context: { tools: readonly SamplerTool[]; collections: readonly Collection[]; shownRoot?: string }, random: Random): Candidate & { instruction: PhrasingRules; answer?: { value: string | number; field?: string } } {
   const pool = new ParameterPool(random);
   /** The parameter each record the writer named is bound to, by collection pointer and item index. */
   const bound = new Map<string, string>();
@@ -120,7 +125,17 @@ export function parameteriseAnswer(answer: WriterAnswer, context: { tools: reado
   const instruction = replaceValues(answer.instruction, replacements);
   const calls: FilledCall[] = filled.map((call) => ({ ...call, mentions: mentionsOf(call.arguments, instruction) }));
   const target = pool.bindings[0]?.collection;
-  return { calls, pool, instruction: { say: [`<greet?>${instruction}<thanks?>`] }, ...(target ? { target } : {}) };
+  return { calls, pool, instruction: { say: [`<greet?>${instruction}<thanks?>`] }, ...(target ? { target } : {}), ...(answer.answer !== undefined ? { answer: { value: answer.answer, ...answeredField(answer.answer, bound, pool) } } : {}) };
+}
+
+/** The field of the record the writer named first whose value, in the state it was shown, is the answer it gave. */
+function answeredField(value: string | number, bound: ReadonlyMap<string, string>, pool: ParameterPool): { field?: string } {
+  const binding = pool.bindings[0];
+  const key = binding ? [...bound].find(([, param]) => param === binding.param)?.[0] : undefined;
+  if (!binding || !key) return {};
+  const record = binding.collection.items[Number(key.slice(key.lastIndexOf('#') + 1))];
+  const field = record ? Object.keys(record).find((name) => (typeof record[name] === 'string' || typeof record[name] === 'number') && String(record[name]) === String(value)) : undefined;
+  return field === undefined ? {} : { field };
 }
 
 /** The record whose naming field the value is, when the argument plausibly names one. */

@@ -30,8 +30,10 @@ const ANSWER_TOKENS = 1024;
 
 const WRITER_PROMPT =
   'You write tasks for training an assistant that uses tools. You are shown the tools of a world and a summary of its current state. ' +
-  'Propose ONE task a user could ask that changes the world, and the exact tool calls that do it. ' +
-  'Answer with one JSON object and nothing else: {"instruction": "...", "actions": [{"tool": "...", "arguments": {...}}]}. ' +
+  'Propose ONE task a user could ask, and the exact tool calls that do it: either a change to the world, or a question about ' +
+  'one record whose answer the calls read. ' +
+  'Answer with one JSON object and nothing else: {"instruction": "...", "actions": [{"tool": "...", "arguments": {...}}]}; ' +
+  'for a question, add "answer": the value the user is told, exactly as the state shows it, and do not state it in the instruction. ' +
   'The instruction is what the user says to the assistant: it must state every value the calls use (names, numbers, texts), ' +
   'and name records by the values shown in the state. Use only the tools listed, arguments that fit their input schemas, and records ' +
   `that exist in the state. Use 1 to ${MOST_ACTIONS} actions.`;

@@ -88,6 +88,32 @@ describe('lanes synthesize', () => {
     assert.ok(!existsSync(join(project, 'lanes', 'x-v1.json')) && !existsSync(join(project, 'lanes', 'y-v1.json')), 'nothing written on a usage error');
   });
 
+  it('rejects as overfit a task that is sound only on the seeds its predicates were written from', async () => {
+    // Predicates written from two seeds of the files world: without the held-out proof, most kept tasks fail on the next ones.
+    const loose = await runCliAsync(project, 'lanes', 'synthesize', 'files', '--count', '12', '--seeds', '0..1', '--holdout-seeds', '0', '--out', 'lanes/files-loose-v1.json', '--json');
+    assert.equal(loose.status, 0, loose.stdout + loose.stderr);
+    assert.equal(JSON.parse(loose.stdout).rejected.overfit, undefined, 'nothing is held out with --holdout-seeds 0');
+    const exposed = await runCliAsync(project, 'lanes', 'check', 'lanes/files-loose-v1.json', '--seeds', '2..17', '--workers', '1');
+    assert.equal(exposed.status, 1, exposed.stdout);
+    assert.match(exposed.stdout, /seeds 2\.\.17: \d+ unsound/);
+
+    const held = await runCliAsync(project, 'lanes', 'synthesize', 'files', '--count', '6', '--max-candidates', '240', '--seeds', '0..1', '--out', 'lanes/files-held-v1.json', '--json');
+    assert.equal(held.status, 0, held.stdout + held.stderr);
+    const report = JSON.parse(held.stdout);
+    assert.ok(report.rejected.overfit > 0, 'some candidates sound on seeds 0..1 failed on the held-out seeds');
+    const overfit = report.events.find((event: { reason?: string }) => event.reason === 'overfit');
+    assert.match(overfit.detail, /^sound on seeds 0\.\.1 but not on a held-out one: seed (\d+): /);
+    const lane = JSON.parse(readFileSync(join(project, 'lanes', 'files-held-v1.json'), 'utf8'));
+    assert.match(lane.description, /on the held-out seeds 2\.\.17\.$/);
+    const proven = await runCliAsync(project, 'lanes', 'check', 'lanes/files-held-v1.json', '--seeds', '2..17', '--workers', '2');
+    assert.equal(proven.status, 0, proven.stdout);
+    assert.match(proven.stdout, /6 tasks, seeds 2\.\.17: all sound/);
+
+    const bad = await runCliAsync(project, 'lanes', 'synthesize', 'files', '--holdout-seeds', '-1', '--out', 'lanes/z-v1.json');
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--holdout-seeds "-1" is not a positive whole number/);
+  });
+
   it('a lane whose synthesised task is edited into an unsound one is caught by lanes check', async () => {
     const path = join(project, 'lanes', 'issues-synth-v1.json');
     const lane = JSON.parse(readFileSync(path, 'utf8'));

@@ -3,7 +3,7 @@
 // server speaking the chat-completions wire protocol, no weights), playing a
 // writer scripted per draw: two good tasks, a read presented as a change, a
 // call that fails, an answer that is not JSON and one that calls an unknown
-// tool. Only the good ones are kept, each rejection has its reason, the lane
+// tool, a question whose answer other records share, and a good question. Only the good ones are kept, each rejection has its reason, the lane
 // is proven sound, and a rerun reads the recorded answers alone (the server
 // stopped) and writes the same bytes.
 
@@ -25,17 +25,17 @@ import { runCliAsync } from '../helpers.js';
 const DIGEST = `sha256:${'ab'.repeat(32)}`;
 
 /** The first issue the writer is shown, read from its request as a model would. */
-function shownIssue(request: string): number {
+function shownIssue(request: string): { number: number; title: string; state: string } {
   const lines = request.split('\n');
   const heading = lines.findIndex((line) => line.startsWith('- issues at /issues'));
-  return JSON.parse(lines[heading + 1]!.trim()).number;
+  return JSON.parse(lines[heading + 1]!.trim());
 }
 
 /** A writer scripted by the draw its request names. */
 function writer(conversation: FakeConversation): FakeDecision {
   const request = conversation.turns.find((turn) => turn.role === 'user')?.text ?? '';
   const draw = Number(/^Proposal (\d+):/m.exec(request)?.[1]);
-  const number = shownIssue(request);
+  const { number, title, state } = shownIssue(request);
   const answers: Record<number, unknown> = {
     0: 'Sure! Here is a task for you: close an issue.',
     1: { instruction: `Delete the repository.`, actions: [{ tool: 'delete_repository', arguments: {} }] },
@@ -43,6 +43,9 @@ function writer(conversation: FakeConversation): FakeDecision {
     3: { instruction: `Close issue #${number} as completed.`, actions: [{ tool: 'get_issue', arguments: { number } }] },
     4: { instruction: 'Close issue #99999 as completed.', actions: [{ tool: 'close_issue', arguments: { number: 99999, reason: 'completed' } }] },
     5: { instruction: `Rename issue ${number} to "Export fails for large CSV files".`, actions: [{ tool: 'update_issue', arguments: { number, fields: { title: 'Export fails for large CSV files' } } }] },
+    // A question: its answer must be a field of the issue it reads that no other issue has (every issue has a state).
+    6: { instruction: `Is issue #${number} open or closed?`, actions: [{ tool: 'get_issue', arguments: { number } }], answer: state },
+    7: { instruction: `What is the title of issue #${number}?`, actions: [{ tool: 'get_issue', arguments: { number } }], answer: title },
   };
   const answer = answers[draw] ?? 'no more ideas';
   return { kind: 'text', text: typeof answer === 'string' ? answer : '```json\n' + JSON.stringify(answer, null, 2) + '\n```' };
@@ -53,7 +56,7 @@ let cwd: string;
 let first: { status: number | null; stdout: string; stderr: string };
 const writerFlags = (baseUrl: string) => ['--writer', 'openai:fake-writer:1b', '--base-url', baseUrl, '--model-digest', DIGEST];
 const synthesize = (out: string, baseUrl: string, ...more: string[]) =>
-  runCliAsync(cwd, 'lanes', 'synthesize', 'issues', '--count', '2', '--seeds', '0..1', '--check-seeds', '2', '--golden-seeds', '2', '--out', out, ...writerFlags(baseUrl), ...more);
+  runCliAsync(cwd, 'lanes', 'synthesize', 'issues', '--count', '3', '--seeds', '0..1', '--check-seeds', '2', '--golden-seeds', '2', '--out', out, ...writerFlags(baseUrl), ...more);
 
 before(async () => {
   fake = await startFakeOpenAI({ flavour: 'vllm', models: [...FAKE_MODELS, { name: 'fake-writer:1b', family: 'qwen2', behaviour: writer }] });
@@ -70,32 +73,37 @@ describe('lanes synthesize --writer', () => {
   it('keeps the good proposals, parameterised, named by the writer, and lanes check proves them sound', async () => {
     assert.equal(first.status, 0, first.stdout + first.stderr);
     const report = JSON.parse(first.stdout);
-    assert.equal(report.kept, 2);
+    assert.equal(report.kept, 3);
     assert.deepEqual(
       report.events.map((event: { draw: number; kept: boolean; reason?: string }) => [event.draw, event.kept ? 'kept' : event.reason]),
-      [[0, 'writer-garbage'], [1, 'writer-garbage'], [2, 'kept'], [3, 'no-effect'], [4, 'call-failed'], [5, 'kept']],
+      [[0, 'writer-garbage'], [1, 'writer-garbage'], [2, 'kept'], [3, 'no-effect'], [4, 'call-failed'], [5, 'kept'], [6, 'no-fact'], [7, 'kept']],
     );
     const lane = JSON.parse(readFileSync(join(cwd, 'lanes', 'issues-writer-v1.json'), 'utf8'));
     assert.match(lane.description, /by the writer model openai:fake-writer:1b/);
-    for (const task of lane.tasks) {
+    const [close, rename, question] = lane.tasks;
+    assert.deepEqual(question.user, { say: ['<greet?>What is the title of issue #{{target.number}}?<thanks?>'] });
+    assert.deepEqual(question.solution, [{ call: 'get_issue', arguments: { number: '{{target.number}}' }, as: 'r1' }, { answer: 'The title is {{r1.issue.title}}.' }]);
+    assert.deepEqual(question.predicates, [{ id: 'names-the-title', answer: { contains: '{{target.title}}' } }, { id: 'changes-nothing', unchanged: '' }], 'the answer is the title of the issue drawn on each seed');
+    assert.equal(question.synthesized.kind, 'read');
+    for (const task of [close, rename]) {
       assert.deepEqual([task.synthesized.by, task.synthesized.writer_digest, task.synthesized.kind], ['openai:fake-writer:1b', DIGEST, 'write']);
       assert.equal(task.params.target.from, '/issues', 'the issue the writer named is an issue drawn on each seed');
       assert.match(JSON.stringify(task.user), /\{\{target\.number\}\}/, 'the instruction names it by the same placeholder');
       assert.ok(task.wrong.length >= 1);
     }
     assert.deepEqual(lane.tasks[0].user, { say: ['<greet?>Please close issue #{{target.number}} as completed.<thanks?>'] }, 'greeted and thanked like the lane\'s other tasks');
-    assert.deepEqual(lane.tasks[0].params.target.where, { state: 'open' }, 'closing needs an open issue: the precondition search found it');
-    assert.equal(lane.tasks[1].params.target.where, undefined, 'renaming takes any issue');
+    assert.equal(lane.tasks[0].params.target.where.state, 'open', 'closing needs an open issue: the precondition search found it');
+    assert.deepEqual(lane.tasks[1].params.target.where, { title: { not: 'Export fails for large CSV files' } }, 'renaming takes any issue not already so named');
     assert.deepEqual(lane.tasks[0].solution[0], { call: 'close_issue', arguments: { number: '{{target.number}}', reason: 'completed' }, as: 'r1' });
 
     const bodies = fake.chatBodies().filter((body) => body.model === 'fake-writer:1b') as { temperature?: number; seed?: number }[];
-    assert.equal(bodies.length, 6, 'one request per draw');
+    assert.equal(bodies.length, 8, 'one request per draw');
     assert.ok(bodies.every((body) => body.temperature === 0 && Number.isInteger(body.seed)), 'asked at temperature 0 with a seed');
-    assert.equal(new Set(bodies.map((body) => body.seed)).size, 6, 'a seed per draw');
+    assert.equal(new Set(bodies.map((body) => body.seed)).size, 8, 'a seed per draw');
 
     const check = await runCliAsync(cwd, 'lanes', 'check', 'lanes/issues-writer-v1.json', '--workers', '1');
     assert.equal(check.status, 0, check.stdout + check.stderr);
-    assert.match(check.stdout, /2 tasks, seeds 0\.\.1: all sound/);
+    assert.match(check.stdout, /3 tasks, seeds 0\.\.1: all sound/);
   });
 
   it('says why each rejected proposal was rejected, and goes on to the next draw', () => {
@@ -103,16 +111,17 @@ describe('lanes synthesize --writer', () => {
     const detail = (draw: number) => report.events.find((event: { draw: number }) => event.draw === draw).detail as string;
     assert.match(detail(0), /^the writer's answer is not JSON: "Sure! Here is a task/);
     assert.match(detail(1), /^the writer's answer calls a tool the world does not have: "delete_repository"/);
-    assert.match(detail(3), /changed nothing on any seed, though the instruction asks for a change/);
+    assert.match(detail(3), /changed nothing on any seed, though the instruction asks for a change \(a question says its "answer"\)/);
     assert.match(detail(4), /close_issue failed/);
-    assert.deepEqual(report.rejected, { 'writer-garbage': 2, 'call-failed': 1, 'no-effect': 1 });
+    assert.match(detail(6), /^the writer's answer "(open|closed)" is no field of the issue it named that the results show and no other issue has/);
+    assert.deepEqual(report.rejected, { 'writer-garbage': 2, 'call-failed': 1, 'no-effect': 1, 'no-fact': 1 });
   });
 
   it('records every answer, and a rerun with the model server gone writes the same lane from the recording alone', async () => {
     const recording = JSON.parse(readFileSync(join(cwd, 'lanes', 'issues-writer-v1.writer.json'), 'utf8'));
     assert.equal(recording.format, 'episode-factory.writer-answers.v1');
     assert.deepEqual([recording.writer, recording.by, recording.writer_digest], ['openai:fake-writer:1b', 'openai:fake-writer:1b', DIGEST]);
-    assert.deepEqual(recording.answers.map((answer: { draw: number }) => answer.draw), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(recording.answers.map((answer: { draw: number }) => answer.draw), [0, 1, 2, 3, 4, 5, 6, 7]);
     assert.equal(recording.answers[0].text, 'Sure! Here is a task for you: close an issue.');
 
     const bytes = readFileSync(join(cwd, 'lanes', 'issues-writer-v1.json'));
@@ -187,6 +196,7 @@ describe('a writer answer, parameterised', () => {
     assert.match(problem('{"actions": []}'), /has no "instruction"/);
     assert.match(problem('{"instruction": "Close it", "actions": []}'), /has no "actions" \(a list of 1 to 4 tool calls\)/);
     assert.match(problem('{"instruction": "Close it", "actions": [{"tool": "close_issue", "arguments": [1]}]}'), /arguments that are not an object/);
+    assert.match(problem('{"instruction": "Who?", "actions": [{"tool": "get_issue", "arguments": {"number": 4}}], "answer": {"login": "ana"}}'), /has an "answer" that is not a string or a number/);
     assert.equal(problem('Here: {"instruction": "Close issue 4", "actions": [{"tool": "close_issue", "arguments": {"number": 4, "reason": "completed"}}]}'), 'accepted');
   });
 });
