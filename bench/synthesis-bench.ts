@@ -10,7 +10,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { canonicalJson } from '../src/core/canonical-json.js';
 import { childEnvironment } from '../src/core/child-environment.js';
 import { SYNTHESIZED_LANES } from '../src/lanes/lane-loader.js';
@@ -117,7 +117,7 @@ export async function measureSynthesis(scratch: string, episodes: number, log: (
   const server = await nearShare(cwd, join(SYNTHESIZED, 'memory-server-synth-v1.json'), taskCount('memory-server-synth-v1'), SERVER_NEAR_EPISODES, log, 'memory-server-synth-v1');
   const unseen: SynthesisFigures['unseen_seeds']['lanes'] = [];
   for (const path of laneFiles(SYNTHESIZED)) {
-    const lane = path.slice(SYNTHESIZED.length + 1, -'.json'.length);
+    const lane = basename(path, '.json');
     log(`synthesis: generate ${lane} --seeds ${UNSEEN_SEEDS} (seeds no synthesis saw) ...`);
     const out = join(cwd, 'datasets', `${lane}-unseen`);
     const made = await run(cwd, 'generate', path, '--seeds', UNSEEN_SEEDS, '--out', out, '--format', 'jsonl', '--json', '--quiet');

@@ -78,6 +78,8 @@ export function parameteriseAnswer(answer: WriterAnswer, context: { tools: reado
   const pool = new ParameterPool(random);
   /** The parameter each record the writer named is bound to, by collection pointer and item index. */
   const bound = new Map<string, string>();
+  /** The record, as the writer was shown it, that each parameter stands for. */
+  const named = new Map<string, JsonObject>();
   const replacements = new Map<string, string>();
   const paramOf = (found: Found): string => {
     const key = `${found.collection.pointer}#${found.index}`;
@@ -86,6 +88,7 @@ export function parameteriseAnswer(answer: WriterAnswer, context: { tools: reado
     const distinct = pool.bindings.some((binding) => binding.collection.pointer === found.collection.pointer);
     const param = pool.bind(found.collection, found.field, distinct).param;
     bound.set(key, param);
+    named.set(param, found.collection.items[found.index]!);
     // The instruction may name the record by another of its unique fields ("Hana Rahman" for hana.rahman89): that is the record too.
     const record = found.collection.items[found.index]!;
     for (const field of found.collection.identities) {
@@ -125,15 +128,11 @@ export function parameteriseAnswer(answer: WriterAnswer, context: { tools: reado
   const instruction = replaceValues(answer.instruction, replacements);
   const calls: FilledCall[] = filled.map((call) => ({ ...call, mentions: mentionsOf(call.arguments, instruction) }));
   const target = pool.bindings[0]?.collection;
-  return { calls, pool, instruction: { say: [`<greet?>${instruction}<thanks?>`] }, ...(target ? { target } : {}), ...(answer.answer !== undefined ? { answer: { value: answer.answer, ...answeredField(answer.answer, bound, pool) } } : {}) };
+  return { calls, pool, instruction: { say: [`<greet?>${instruction}<thanks?>`] }, ...(target ? { target } : {}), ...(answer.answer !== undefined ? { answer: { value: answer.answer, ...answeredField(answer.answer, target ? named.get(pool.bindings[0]!.param) : undefined) } } : {}) };
 }
 
 /** The field of the record the writer named first whose value, in the state it was shown, is the answer it gave. */
-function answeredField(value: string | number, bound: ReadonlyMap<string, string>, pool: ParameterPool): { field?: string } {
-  const binding = pool.bindings[0];
-  const key = binding ? [...bound].find(([, param]) => param === binding.param)?.[0] : undefined;
-  if (!binding || !key) return {};
-  const record = binding.collection.items[Number(key.slice(key.lastIndexOf('#') + 1))];
+function answeredField(value: string | number, record: JsonObject | undefined): { field?: string } {
   const field = record ? Object.keys(record).find((name) => (typeof record[name] === 'string' || typeof record[name] === 'number') && String(record[name]) === String(value)) : undefined;
   return field === undefined ? {} : { field };
 }
