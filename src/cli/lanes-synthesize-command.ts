@@ -4,6 +4,7 @@
 
 import type { Command } from 'commander';
 import { existsSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import type { JsonObject } from '../core/json-value.js';
@@ -26,6 +27,7 @@ interface SynthesizeFlags extends ModelServerFlags {
   holdoutSeeds: string;
   maxCandidates?: string;
   out?: string;
+  workers?: string;
   config?: string;
   force?: boolean;
   json?: boolean;
@@ -56,6 +58,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
     .option('--holdout-seeds <n>', "prove each kept task again on this many seeds after the lane's, never used to write its predicates; one that fails there is rejected as overfit (0 skips this)", '16')
     .option('--max-candidates <n>', 'give up after this many candidates (default: 20 × count)')
     .option('--out <file>', 'where to write the lane (default: lanes/<world>-synth-v1.json)')
+    .option('--workers <n>', "threads to try the sampler's candidates on (default: the number of cores; 1 starts no thread); the lane is the same whatever the number. A writer's draws are tried on one")
     .option('--config <json>', "the world's config, as JSON (see `worlds show <world>`)")
     .option('--force', 'replace the file if it exists')
     .option('--json', 'print the result as JSON')
@@ -67,6 +70,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
       const checkSeeds = parseCount('--check-seeds', flags.checkSeeds);
       const goldenSeeds = parseCount('--golden-seeds', flags.goldenSeeds);
       const holdoutSeeds = flags.holdoutSeeds === '0' ? 0 : parseCount('--holdout-seeds', flags.holdoutSeeds);
+      const workers = flags.workers === undefined ? availableParallelism() : parseCount('--workers', flags.workers, 4);
       const maxCandidates = flags.maxCandidates === undefined ? undefined : parseCount('--max-candidates', flags.maxCandidates);
       const seeds = parseSeedRange(flags.seeds, '--seeds');
       const out = flags.out ?? `lanes/${world}-synth-v1.json`;
@@ -99,6 +103,7 @@ export function registerLanesSynthesize(lanes: Command, streams: Streams, setExi
         goldenSeeds,
         holdoutSeeds,
         name,
+        workers,
         ...(config ? { config } : {}),
         ...(maxCandidates ? { maxCandidates } : {}),
         ...(source ? { source } : {}),

@@ -18,7 +18,7 @@ import { shortPin } from '../models/model-pin.js';
 import type { SamplerTool } from './candidate-sampler.js';
 import { parameteriseAnswer, readWriterAnswer, MOST_ACTIONS } from './writer-answer.js';
 import { readWriterRecording, recordedAnswer, saveWriterAnswer, WRITER_RECORDING_FORMAT, type WriterRecording } from './writer-recording.js';
-import type { CandidateSource, SourceContext } from './task-synthesis.js';
+import type { CandidateSource, SourceContext } from './candidate-trial.js';
 
 /** The prompt is bounded whatever the world: this many records per collection, collections, and characters per schema, description and value. */
 const SHOWN_RECORDS = 3;
