@@ -3,120 +3,23 @@
 // record's field) is bound to a record drawn from a collection of the initial
 // state through a lane parameter ({"from": …}), so the task instantiates on
 // every seed; an enum takes one of its values; anything else gets a fresh
-// value drawn per seed from a fixed list. Every value is also a mention: the
-// words the instruction uses to state it.
+// value drawn per seed from a fixed list (parameter-pool.ts). A database
+// tool's `table` is the collection's own name, and its column maps are a row
+// by the table's identity (`conditions`) and values column by column (`data`).
+// Every value is also a mention: the words the instruction uses to state it.
 
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
 import { substream, type Random } from '../core/random.js';
-import type { ParamSpec } from '../lanes/lane.js';
+import { freshOfKind, STRING_KINDS, type FreshKind, type Mention, type ParameterPool } from './parameter-pool.js';
 import { singular, words, type Collection } from './state-survey.js';
 
-/** What the instruction says for one argument: "name {{target.name}}". */
-export interface Mention {
-  property: string;
-  /** A template or a literal, as the instruction states it. */
-  text: string;
-}
-
-/** A parameter bound to a record: which collection and which field names it. */
-export interface Binding {
-  param: string;
-  collection: Collection;
-  field: string;
-  /** Which independent part of the candidate drew it. */
-  scope: number;
-}
+export { ParameterPool, type Binding, type Mention } from './parameter-pool.js';
 
 export interface FilledCall {
   call: string;
   arguments: JsonObject;
   mentions: Mention[];
-}
-
-/** The parameters a candidate's calls share: bindings to records and fresh values. */
-export class ParameterPool {
-  readonly params: Record<string, ParamSpec> = {};
-  readonly bindings: Binding[] = [];
-  readonly fresh = new Set<string>();
-  private scope = 0;
-
-  constructor(private readonly random: Random) {}
-
-  /** A record of `collection` named by `field`: the first binding of a collection is reused, so "the entity" stays one entity. */
-  bind(collection: Collection, field: string, distinct: boolean): Binding {
-    const all = this.bindings.filter((binding) => binding.collection.pointer === collection.pointer);
-    const mine = all.filter((binding) => binding.scope === this.scope);
-    if (mine.length > 0 && !distinct) return { ...mine[0]!, field };
-    const param = all.length === 0 ? 'target' + (this.bindings.length === 0 ? '' : this.bindings.length + 1) : `${all[0]!.param}_other${all.length}`;
-    const identity = collection.naming[0]!;
-    const where: Record<string, JsonValue | { not: JsonValue } | { in: JsonValue[] }> = {};
-    // Another record than those already named: one `not`, or the records drawn so far left out through the kinds below.
-    if (all.length > 0) where[identity] = { not: `{{${all[all.length - 1]!.param}.${identity}}}` };
-    // Half the time the record is one of a kind (an open issue, a project): tools that need a state find it, and tasks differ by it.
-    if (all.length === 0 && collection.kinds.length > 0 && this.random.chance(0.5)) {
-      const kind = this.random.pick(collection.kinds);
-      where[kind.field] = this.random.pick(kind.values);
-    }
-    this.params[param] = Object.keys(where).length === 0 ? { from: collection.pointer } : { from: collection.pointer, where };
-    const binding = { param, collection, field, scope: this.scope };
-    this.bindings.push({ ...binding, field: identity });
-    return binding;
-  }
-
-  /** Calls drawn from here on act on records of their own (a second, independent change). */
-  newScope(): void {
-    this.scope++;
-  }
-
-  /** A fresh value, one of a fixed list drawn now, picked per seed when the task runs. */
-  freshValue(property: string, kind: FreshKind, range: [number, number] = [11, 97], step = 1): string {
-    const base = words(property).replace(/ /g, '_') || 'value';
-    let name = base;
-    for (let index = 2; this.params[name] !== undefined; index++) name = `${base}_${index}`;
-    const choices: JsonValue[] = [];
-    while (choices.length < FRESH_CHOICES) {
-      if (kind === 'integer' && range[1] - range[0] + 1 < FRESH_CHOICES && choices.length > range[1] - range[0]) break;
-      const value = kind === 'integer' ? this.random.int(Math.ceil(range[0] / step), Math.floor(range[1] / step)) * step : freshOfKind(kind, this.random);
-      if (!choices.includes(value)) choices.push(value);
-    }
-    this.params[name] = { choice: choices };
-    this.fresh.add(name);
-    return `{{${name}}}`;
-  }
-}
-
-const FRESH_CHOICES = 6;
-const ADJECTIVES = ['amber', 'brisk', 'cobalt', 'dusky', 'ember', 'fallow', 'gilded', 'hollow', 'ivory', 'jade', 'lunar', 'misty', 'nimble', 'opal', 'russet', 'silver', 'tawny', 'umber', 'velvet', 'woven'];
-const NOUNS = ['falcon', 'harbor', 'meadow', 'lantern', 'quarry', 'orchard', 'beacon', 'glacier', 'thicket', 'canyon', 'delta', 'spire', 'tundra', 'willow', 'basalt', 'cinder', 'fjord', 'heron', 'kestrel', 'marsh'];
-const TEXTS = ['needs a review before Friday', 'waiting on the vendor', 'moved to the next sprint', 'owner is on leave', 'blocked by the audit', 'ready for sign-off', 'check the budget first', 'ask the design team'];
-
-/** The forms a fresh value takes: a schema's format or pattern picks one (a date-time, an upper-case key, a bare word). */
-export type FreshKind = 'text' | 'name' | 'tag' | 'integer' | 'date-time' | 'date' | 'email' | 'upper' | 'word' | 'digits';
-const STRING_KINDS: readonly FreshKind[] = ['name', 'word', 'upper', 'tag', 'digits', 'text'];
-
-function freshOfKind(kind: FreshKind, random: Random): string {
-  switch (kind) {
-    case 'name':
-      return freshName(random);
-    case 'tag':
-      return freshName(random).replace('-', '/');
-    case 'word':
-      return random.pick(ADJECTIVES) + random.pick(NOUNS);
-    case 'upper':
-      return random.pick(NOUNS).toUpperCase();
-    case 'digits':
-      return String(random.int(1000, 9999));
-    case 'email':
-      return `${random.pick(ADJECTIVES)}.${random.pick(NOUNS)}@example.com`;
-    case 'date':
-      return `2027-0${random.int(1, 9)}-${String(random.int(10, 28))}`;
-    case 'date-time':
-      // On the hour in office hours, a working week in 2027: what calendar tools accept without a fuss.
-      return `2027-0${random.int(1, 9)}-${String(random.int(10, 28))}T${String(random.int(9, 16)).padStart(2, '0')}:00:00Z`;
-    default:
-      return freshText(random);
-  }
 }
 
 /** The form a string schema asks for: by its format, or the first form whose every draw matches its pattern. */
@@ -138,14 +41,6 @@ function stringKind(name: string, schema: JsonObject, shape: (value: string) => 
     if (Array.from({ length: 8 }, () => freshOfKind(kind, probe)).every((value) => shape(value).some((shaped) => pattern.test(shaped)))) return kind;
   }
   throw new Unfillable(`property "${name}" must match ${schema.pattern}, which no fresh value the sampler makes does`);
-}
-
-function freshName(random: Random): string {
-  return `${random.pick(ADJECTIVES)}-${random.pick(NOUNS)}`;
-}
-
-function freshText(random: Random): string {
-  return `${random.pick(ADJECTIVES)} ${random.pick(NOUNS)}: ${random.pick(TEXTS)}`;
 }
 
 export interface FillContext {
@@ -216,6 +111,10 @@ const PAGE_SIZE = /^(limit|per_page|page_size|max_results)$/i;
 const FOLDER_ARGUMENT = /^(folder|dir|directory)$/i;
 /** The field of a file record that names the folder it is in. */
 const FOLDER_FIELD = 'dir';
+/** An argument that names a database table: its value is the collection's own name, not one of its records. */
+export const TABLE_LIKE = /^(table|table_?name)$/i;
+/** A column map that picks rows (`conditions`, `where`); any other column map (`data`) holds the values to write. */
+const CONDITION_LIKE = /^(conditions?|where|filters?|criteria)$/i;
 const SEARCH_LIKE = /^(query|search|pattern|term|keyword|keywords|search_term)$/i;
 export const PATH_LIKE = /^(path|paths|file|files|filename|filepath|file_path|source|src|note|notepath)$/i;
 /** Tags take letters and slashes only ("project/docs"), in the servers measured. */
@@ -251,6 +150,25 @@ function fillObject(schema: JsonObject, context: FillContext, mentions: Mention[
     if (limit) pageSize = [limit, (properties[limit] as JsonObject).maximum as number];
   }
   if (pageSize) out[pageSize[0]] = pageSize[1];
+  // A table and its column maps (a database's insert, update, delete, read): rows of the target table, named by its identity.
+  // A collection whose records are tables themselves (`/tables`, each with its name) is named by a record, as any other.
+  const table = level !== 'inner' && context.target && normal(singular(context.target.noun)) !== 'table' ? Object.keys(properties).find((name) => TABLE_LIKE.test(name) && isJsonObject(properties[name]) && typeOf(properties[name] as JsonObject) === 'string') : undefined;
+  // A database tool with no table to act on can only fail ("no such table", an empty column list).
+  if (!table && level !== 'inner' && !context.target && Object.keys(properties).some((name) => TABLE_LIKE.test(name) && required.includes(name))) throw new Unfillable('it names a table, and no collection of the state is one');
+  if (table) {
+    out[table] = context.target!.noun;
+    mentions.push({ property: words(table), text: context.target!.noun });
+    for (const name of Object.keys(properties).filter((key) => isColumnMap(properties[key]))) {
+      if (CONDITION_LIKE.test(name)) out[name] = rowOf(context, mentions);
+      else if (required.includes(name)) out[name] = columnValues(context, mentions);
+    }
+    for (const name of names.filter((key) => !(key in out))) {
+      const property = properties[name];
+      if (!isJsonObject(property)) throw new Unfillable(`property "${name}" has no schema`);
+      out[name] = fillValue(name, property, context, mentions);
+    }
+    return out;
+  }
   for (const name of names) {
     const property = properties[name];
     if (!isJsonObject(property)) throw new Unfillable(`property "${name}" has no schema`);
@@ -275,6 +193,68 @@ function hasEnum(schema: JsonObject): boolean {
   if (Array.isArray(schema.enum)) return true;
   if (isJsonObject(schema.items) && Array.isArray(schema.items.enum)) return true;
   return isJsonObject(schema.properties) && Object.values(schema.properties).some((property) => isJsonObject(property) && (Array.isArray(property.enum) || (isJsonObject(property.items) && Array.isArray(property.items.enum))));
+}
+
+/** An object of column to value: no properties of its own, any column allowed. */
+export function isColumnMap(schema: JsonValue | undefined): boolean {
+  if (!isJsonObject(schema) || typeOf(schema) !== 'object') return false;
+  const fixed = isJsonObject(schema.properties) ? Object.keys(schema.properties).length : 0;
+  return fixed === 0 && (schema.additionalProperties === undefined || schema.additionalProperties === true || isJsonObject(schema.additionalProperties));
+}
+
+/** The row a call acts on, by the table's first identity: {"id": "{{target.id}}"}. */
+function rowOf(context: FillContext, mentions: Mention[]): JsonObject {
+  const table = context.target!;
+  const identity = table.naming[0]!;
+  const binding = context.pool.bind(table, identity, false);
+  const expression = `{{${binding.param}.${identity}}}`;
+  mentions.push({ property: `${singular(table.noun)} ${words(identity)}`, text: expression });
+  return { [identity]: expression };
+}
+
+/** A column whose values are a handful (a status, a 0 or 1 flag) takes one of them; more than this is free text or numbers. */
+const FEW_VALUES = 4;
+
+/**
+ * The values a row is written with: every column (but the identity the table assigns) for a new row, one column
+ * for a change. A column that names another table's row (`customer_id`) takes a record of it; one with a handful of
+ * values takes one of them; the rest fresh values of the column's type.
+ */
+function columnValues(context: FillContext, mentions: Mention[]): JsonObject {
+  const table = context.target!;
+  const assigned = table.naming[0]!;
+  const columns = table.fields.filter((field) => field !== assigned && table.items.every((item) => item[field] !== null));
+  if (columns.length === 0) throw new Unfillable(`the ${table.noun} table has no column to write`);
+  const chosen = context.creating ? columns : [context.random.pick(columns)];
+  const out: JsonObject = {};
+  for (const column of chosen) {
+    const values = [...new Set(table.items.map((item) => item[column]))].sort((left, right) => String(left).localeCompare(String(right)));
+    const sample = values[0];
+    const other = foreignTable(column, context.collections);
+    let value: JsonValue;
+    if (other) {
+      const binding = context.pool.bind(other, other.naming[0]!, false);
+      value = `{{${binding.param}.${other.naming[0]!}}}`;
+    } else if (values.length <= FEW_VALUES && values.length < table.items.length) {
+      value = context.pool.existingValue(column, values as JsonValue[]);
+    } else if (typeof sample === 'number') {
+      value = context.pool.freshValue(column, 'integer');
+    } else {
+      const kind: FreshKind = /email/i.test(column) ? 'email' : typeof sample === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(sample) ? 'date' : TEXT_LIKE.test(column) ? 'text' : 'name';
+      value = context.pool.freshValue(column, kind);
+    }
+    out[column] = value;
+    mentions.push({ property: words(column), text: value as string });
+  }
+  return out;
+}
+
+/** The table a column like `customer_id` points at: the collection named after it, by its identity. */
+function foreignTable(column: string, collections: readonly Collection[]): Collection | undefined {
+  const match = /^(.+)_id$/i.exec(column);
+  if (!match) return undefined;
+  const wanted = normal(match[1]!);
+  return collections.find((collection) => normal(singular(collection.noun)) === wanted && collection.naming[0] === 'id');
 }
 
 function namesTheRoot(schema: JsonObject): boolean {

@@ -8,7 +8,7 @@
 import type { JsonObject } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
 import type { Random } from '../core/random.js';
-import { fillArguments, ParameterPool, PATH_LIKE, propertyScore, type FilledCall } from './argument-filling.js';
+import { fillArguments, ParameterPool, PATH_LIKE, propertyScore, TABLE_LIKE, type FilledCall } from './argument-filling.js';
 import type { Collection } from './state-survey.js';
 
 export interface SamplerTool {
@@ -37,7 +37,7 @@ const COMPOSE = 0.35;
 
 export function drawCandidate(context: SamplerContext, random: Random): Candidate | { problem: string } {
   const tool = random.pick(context.tools);
-  const matching = context.collections.filter((collection) => namesRecordOf(tool.inputSchema, collection));
+  const matching = recordsOf(tool, context.collections);
   // A tool that takes a record's name may create one as well as change one: a fifth of the draws try it with a fresh name.
   const target = matching.length > 0 && !random.chance(CREATE) ? random.pick(matching) : undefined;
   const pool = new ParameterPool(random);
@@ -46,7 +46,7 @@ export function drawCandidate(context: SamplerContext, random: Random): Candidat
   if ('problem' in first) return { problem: `${tool.name}: ${first.problem}` };
   const calls = [first];
   if (target && random.chance(SECOND_CALL)) {
-    const others = context.tools.filter((other) => other.name !== tool.name && namesRecordOf(other.inputSchema, target));
+    const others = context.tools.filter((other) => other.name !== tool.name && recordsOf(other, context.collections).includes(target));
     if (others.length > 0) {
       // Reading the record first is the common pattern; a second write is the other.
       const reads = others.filter((other) => other.annotations?.readOnlyHint === true);
@@ -61,7 +61,7 @@ export function drawCandidate(context: SamplerContext, random: Random): Candidat
   // Some tasks are two independent changes in one request: another tool on records of its own.
   if (random.chance(COMPOSE)) {
     const other = random.pick(context.tools.filter((candidate) => candidate.annotations?.readOnlyHint !== true));
-    const matches = context.collections.filter((collection) => namesRecordOf(other.inputSchema, collection));
+    const matches = recordsOf(other, context.collections);
     const otherTarget = matches.length > 0 ? random.pick(matches) : undefined;
     pool.newScope();
     const more = fillArguments(other, { ...fill, ...(otherTarget ? { target: otherTarget } : {}) });
@@ -70,11 +70,39 @@ export function drawCandidate(context: SamplerContext, random: Random): Candidat
   return { calls, pool, ...(target ? { target } : {}) };
 }
 
+/** The collections whose records a tool's arguments name; for a tool that names a table, the collections that are tables. */
+function recordsOf(tool: SamplerTool, collections: readonly Collection[]): Collection[] {
+  const matching = collections.filter((collection) => namesRecordOf(tool.inputSchema, collection));
+  return takesTable(tool.inputSchema) ? tablesAmong(matching) : matching;
+}
+
+function takesTable(schema: JsonObject): boolean {
+  const properties = isJsonObject(schema.properties) ? schema.properties : {};
+  return Object.entries(properties).some(([name, property]) => TABLE_LIKE.test(name) && isJsonObject(property) && property.type === 'string');
+}
+
+/**
+ * The collections that are a database's tables: those side by side under one parent (a state that keeps each
+ * table's rows under `/rows/<table>`), when there are such; the lists beside them (the schema, derived views)
+ * are not tables the database knows. A state with no such parent leaves every collection a candidate.
+ */
+export function tablesAmong(collections: readonly Collection[]): Collection[] {
+  const byParent = new Map<string, Collection[]>();
+  for (const collection of collections) {
+    const parent = collection.pointer.slice(0, collection.pointer.lastIndexOf('/'));
+    if (parent !== '') byParent.set(parent, [...(byParent.get(parent) ?? []), collection]);
+  }
+  const siblings = [...byParent.values()].filter((group) => group.length >= 2).flat();
+  return siblings.length > 0 ? collections.filter((collection) => siblings.includes(collection)) : [...collections];
+}
+
 /** Does some argument of the schema (at any depth, list items included) name a record of this collection? */
 export function namesRecordOf(schema: JsonObject, collection: Collection): boolean {
   const properties = isJsonObject(schema.properties) ? schema.properties : {};
   for (const [name, property] of Object.entries(properties)) {
     if (!isJsonObject(property)) continue;
+    // A database tool names a table, and its rows through column maps: every collection is a table it may take.
+    if (TABLE_LIKE.test(name) && property.type === 'string') return true;
     const items = isJsonObject(property.items) ? property.items : undefined;
     const descriptions = [property.description, items?.description].map((text) => (typeof text === 'string' ? text : ''));
     if (descriptions.some((description) => collection.naming.some((field) => propertyScore(name, description, collection, field) > 0))) return true;

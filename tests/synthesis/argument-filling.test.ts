@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { substream } from '../../src/core/random.js';
 import { fillArguments, ParameterPool } from '../../src/synthesis/argument-filling.js';
+import { tablesAmong } from '../../src/synthesis/candidate-sampler.js';
 import { surveyState } from '../../src/synthesis/state-survey.js';
 
 const state = {
@@ -122,5 +123,41 @@ describe('filling values in the form a schema asks for', () => {
       { random, pool: new ParameterPool(random), collections: folders, target: documents, shownRoot: '/vault' },
     );
     assert.deepEqual(!('problem' in vault) && vault.arguments, { vault: 'vault', path: '{{target.path}}' });
+  });
+
+  it('a database tool names a table, its row by the table\'s identity and its values column by column', () => {
+    const database = surveyState({
+      rows: {
+        customers: { '1': { id: 1, name: 'Ada Byrne', city: 'Leeds', deleted: 0 }, '2': { id: 2, name: 'Bo Chen', city: 'Lyon', deleted: 0 }, '3': { id: 3, name: 'Cy Dunn', city: 'Ghent', deleted: 1 }, '4': { id: 4, name: 'Di Eze', city: 'Oslo', deleted: 0 }, '5': { id: 5, name: 'Ed Fox', city: 'Rome', deleted: 0 } },
+        orders: { '1': { id: 1, customer_id: 2, total_cents: 900 }, '2': { id: 2, customer_id: 1, total_cents: 450 } },
+      },
+      customer_view: [{ id: 1, login: 'ada' }, { id: 2, login: 'bo' }],
+    });
+    const customers = database.find((collection) => collection.pointer === '/rows/customers')!;
+    const orders = database.find((collection) => collection.pointer === '/rows/orders')!;
+    assert.deepEqual(tablesAmong(database).map((collection) => collection.pointer), ['/rows/customers', '/rows/orders'], 'a view beside the tables is not one');
+    const columnMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } };
+    const random = substream(3, 'argument-filling-test');
+    const context = (target: typeof customers) => ({ random, pool: new ParameterPool(random), collections: database, target });
+    const update = fillArguments({ name: 'update_records', inputSchema: { type: 'object', required: ['table', 'data', 'conditions'], properties: { table: { type: 'string' }, data: columnMap, conditions: columnMap } } }, context(customers));
+    assert.ok(!('problem' in update), JSON.stringify(update));
+    assert.equal(update.arguments.table, 'customers', 'the table by its own name');
+    assert.deepEqual(update.arguments.conditions, { id: '{{target.id}}' }, 'the row by the identity, through a parameter');
+    assert.equal(Object.keys(update.arguments.data as object).length, 1, 'a change writes one column');
+    const created = context(orders);
+    const insert = fillArguments({ name: 'create_record', inputSchema: { type: 'object', required: ['table', 'data'], properties: { table: { type: 'string' }, data: columnMap } } }, created);
+    assert.ok(!('problem' in insert), JSON.stringify(insert));
+    assert.deepEqual(Object.keys(insert.arguments.data as object), ['customer_id', 'total_cents'], 'a new row gets every column but the identity the table assigns');
+    assert.equal((insert.arguments.data as Record<string, string>).customer_id, '{{target.id}}', 'a column named after another table takes one of its rows');
+    assert.equal((created.pool.params.target as { from: string }).from, '/rows/customers');
+    const forCustomers = context(customers);
+    const flag = fillArguments({ name: 'create_record', inputSchema: { type: 'object', required: ['table', 'data'], properties: { table: { type: 'string' }, data: columnMap } } }, forCustomers);
+    assert.ok(!('problem' in flag));
+    const data = flag.arguments.data as Record<string, string>;
+    assert.deepEqual(forCustomers.pool.params[data.deleted!.replace(/[{}]/g, '')], { choice: [0, 1] }, 'a column of a few values takes one the table already has');
+    assert.ok('choice' in forCustomers.pool.params[data.city!.replace(/[{}]/g, '')]!, 'a column of free text takes a fresh value');
+    assert.ok(flag.mentions.some((mention) => mention.property === 'deleted' && mention.text === data.deleted), 'every value is stated');
+    const noTable = fillArguments({ name: 'delete_records', inputSchema: { type: 'object', required: ['table', 'conditions'], properties: { table: { type: 'string' }, conditions: columnMap } } }, { random, pool: new ParameterPool(random), collections: database });
+    assert.match('problem' in noTable ? noTable.problem : '', /names a table/);
   });
 });
