@@ -106,7 +106,8 @@ function normal(text: string): string {
 
 /** Tool names that make records ("create_entities", "new-note", "insert_row"): their names are fresh, not a record's. */
 const CREATING = /^(create|new|insert|make)[-_]|[-_](create|new|insert)$/i;
-const FOLDER_TOOL = /director|folder|[-_]tree$/i;
+/** Tools that work on folders (list_directory, directory_tree, search_files): the path they take is a folder. */
+const FOLDER_TOOL = /director|folder|[-_]tree$|^search[-_]files$/i;
 const PAGE_SIZE = /^(limit|per_page|page_size|max_results)$/i;
 const FOLDER_ARGUMENT = /^(folder|dir|directory)$/i;
 /** The field of a file record that names the folder it is in. */
@@ -115,6 +116,8 @@ const FOLDER_FIELD = 'dir';
 export const TABLE_LIKE = /^(table|table_?name)$/i;
 /** A column map that picks rows (`conditions`, `where`); any other column map (`data`) holds the values to write. */
 const CONDITION_LIKE = /^(conditions?|where|filters?|criteria)$/i;
+/** Text a tool looks for and replaces, which must be in the record as it is. */
+const MATCHED_TEXT = /^(old_?(text|string|str|content)|search_?text|find_?text)$/i;
 const SEARCH_LIKE = /^(query|search|pattern|term|keyword|keywords|search_term)$/i;
 export const PATH_LIKE = /^(path|paths|file|files|filename|filepath|file_path|source|src|note|notepath)$/i;
 /** Tags take letters and slashes only ("project/docs"), in the servers measured. */
@@ -278,6 +281,11 @@ function bindingFor(name: string, schema: JsonObject, context: FillContext): { c
     const found = bestField(name, schema, context.target, 1);
     if (found) return { collection: context.target, field: found };
     if (PATH_LIKE.test(name) && context.target.naming.includes('path')) return { collection: context.target, field: 'path' };
+    // Text an edit must find exactly (edit_file's `oldText`): the record's first line, which every seed's file has.
+    if (MATCHED_TEXT.test(name) || /\bmust match exactly\b/i.test(String(schema.description ?? ''))) {
+      const line = firstLineField(context.target);
+      if (line) return { collection: context.target, field: line };
+    }
     // A value to take out of one of the record's lists (an observation to delete): its first entry.
     const list = listField(name, context.target);
     if (list) return { collection: context.target, field: `${list}.0` };
@@ -292,6 +300,14 @@ function bindingFor(name: string, schema: JsonObject, context: FillContext): { c
     const found = bestField(name, schema, collection, 3) ?? (schema.format === 'email' && collection.naming.includes('email') ? 'email' : undefined);
     if (found) return { collection, field: found };
   }
+  return undefined;
+}
+
+/** The field that holds a record's first line (`lines.0.text` of a probed file), when every record has one that is not empty. */
+function firstLineField(collection: Collection): string | undefined {
+  const first = (item: JsonObject): JsonValue | undefined => (Array.isArray(item.lines) ? item.lines[0] : undefined);
+  if (collection.items.every((item) => typeof first(item) === 'string' && (first(item) as string).trim() !== '')) return 'lines.0';
+  if (collection.items.every((item) => { const line = first(item); return isJsonObject(line) && typeof line.text === 'string' && line.text.trim() !== ''; })) return 'lines.0.text';
   return undefined;
 }
 

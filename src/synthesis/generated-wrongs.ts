@@ -55,10 +55,12 @@ export function generateWrongs(inputs: WrongInputs): WrongTrajectory[] {
     const spec = inputs.params[seen];
     if (spec && 'choice' in spec) {
       const wrong = `${seen}_wrong`;
+      // Text checked only as contained in a field (an edited line) would still be found inside a value with more added.
+      const contained = checked.includes(`{"contains":"{{${seen}}}"}`);
       wrongs.push({
         id: `writes-another-${slug(seen)}`,
         description: `Writes a ${seen.replace(/_/g, ' ')} a little off from the one asked for.`,
-        params: { [wrong]: { choice: spec.choice.map((value) => (typeof value === 'number' ? value + 1 : `${String(value)} (old)`)) } },
+        params: { [wrong]: { choice: spec.choice.map((value) => (typeof value === 'number' ? value + 1 : offByALittle(String(value), contained))) } },
         solution: replaceIn(inputs.solution, `{{${seen}}}`, `{{${wrong}}}`),
       });
     }
@@ -76,4 +78,10 @@ export function generateWrongs(inputs: WrongInputs): WrongTrajectory[] {
 
 function replaceIn(solution: SolutionStep[], from: string, to: string): SolutionStep[] {
   return JSON.parse(JSON.stringify(solution).split(from).join(to)) as SolutionStep[];
+}
+
+/** A value a little off from one asked for: with a suffix where the whole value is checked, cut short where it need only be contained. */
+function offByALittle(value: string, contained: boolean): string {
+  if (!contained) return `${value} (old)`;
+  return value.includes(' ') ? value.slice(0, value.lastIndexOf(' ')) : value.slice(0, -1);
 }

@@ -50,7 +50,7 @@ export function derivePredicates(seeds: readonly SeedState[], collections: reado
     agreed = agreed ? new Map([...agreed].filter(([key]) => found.has(key))) : found;
   }
   freeDataMaps(guards, seeds);
-  const changes = [...(agreed ?? new Map()).values()];
+  const changes = withoutWeaker([...(agreed ?? new Map()).values()]);
   if (guards.size === 0) return { changes: [], guards: [{ id: 'changes-nothing', unchanged: '' }] };
   if (changes.length === 0) return { changes: [], guards: [], problem: 'its change differs from seed to seed in every detail, so no predicate holds on all of them' };
   return { changes: named(changes, changeName), guards: named([...guards].map(([pointer, guard]) => guardPredicate(pointer, guard)), guardName) };
@@ -94,6 +94,11 @@ function diffSeed(seed: SeedState, collections: Map<string, Collection>, volatil
     if (!volatile.includes(pointer) && after !== undefined && !DERIVED_FIELD.test(lastToken(pointer))) {
       const value = templates.value(after);
       if (value !== undefined) found.set(canonicalJson({ path: pointer, equals: value }), { path: pointer, equals: value });
+      // A list of names outside any record (a tree's folders): the whole list may sort a new name to another place on
+      // each seed, so what was added and taken out is said entry by entry too.
+      if (Array.isArray(before) && Array.isArray(after)) {
+        for (const predicate of listEntryChanges(pointer, before, after, templates)) found.set(canonicalJson(predicate as unknown as JsonValue), predicate);
+      }
     }
   };
   walk('', seed.initial, seed.final);
@@ -195,15 +200,56 @@ function fieldChanges(before: JsonObject, after: JsonObject, templates: Template
     } else if (isJsonObject(now)) {
       const inner = fieldChanges(isJsonObject(old) ? old : {}, now, templates, '');
       for (const condition of inner) for (const [key, value] of Object.entries(condition)) out.push({ [`${field}.${key}`]: value });
-    } else if (typeof now === 'string' && typeof old === 'string' && templates.whole(now) === undefined) {
-      // Text that grew around a parameter (an edited file): what was asked for is in it; the rest is the world's.
+    } else if (typeof now === 'string' && typeof old === 'string') {
+      // Text edited around a parameter (a line of a file replaced): the whole text differs by seed, so only that
+      // what was asked for is in it may hold on every seed. Where the whole text agrees too, it alone is kept.
+      const whole = templates.whole(now);
       const part = templates.contained(now, old);
-      out.push({ [field]: part === undefined ? now : { contains: part } });
+      out.push({ [field]: whole ?? now });
+      if (part !== undefined && part !== whole) out.push({ [field]: { contains: part } });
     } else {
       out.push({ [field]: templates.value(now)! });
     }
   }
   return out;
+}
+
+/** The entries a list of scalars gained (`contains`) and lost (`not contains`), each named through a parameter. */
+function listEntryChanges(pointer: string, before: JsonValue[], after: JsonValue[], templates: Templater): Predicate[] {
+  const out: Predicate[] = [];
+  const gained = after.filter((entry) => !before.some((item) => canonicalEquals(item, entry)));
+  const lost = before.filter((entry) => !after.some((item) => canonicalEquals(item, entry)));
+  for (const entry of gained) {
+    const template = templates.whole(entry);
+    if (template !== undefined) out.push({ path: pointer, contains: template });
+  }
+  for (const entry of lost) {
+    const template = templates.whole(entry);
+    if (template !== undefined) out.push({ not: { path: pointer, contains: template } });
+  }
+  return out;
+}
+
+/** A text or list that must contain a value, where every seed also agreed on the whole of it: the whole says more. */
+function withoutWeaker(changes: Predicate[]): Predicate[] {
+  const exact = new Set<string>();
+  const containing = (predicate: Predicate) => Object.entries(predicate.count?.where ?? {}).find(([, value]) => isJsonObject(value) && 'contains' in value);
+  for (const predicate of changes) {
+    for (const [field, value] of Object.entries(predicate.count?.where ?? {})) {
+      if (typeof value !== 'string') continue;
+      const rest = Object.fromEntries(Object.entries(predicate.count!.where!).filter(([key]) => key !== field));
+      exact.add(canonicalJson({ path: predicate.count!.path, rest, field } as unknown as JsonValue));
+    }
+  }
+  const whole = new Set(changes.filter((predicate) => predicate.path !== undefined && predicate.equals !== undefined).map((predicate) => predicate.path!));
+  return changes.filter((predicate) => {
+    const entry = predicate.path !== undefined && predicate.contains !== undefined ? predicate.path : predicate.not?.path !== undefined && predicate.not.contains !== undefined ? predicate.not.path : undefined;
+    if (entry !== undefined) return !whole.has(entry);
+    const found = containing(predicate);
+    if (!found) return true;
+    const rest = Object.fromEntries(Object.entries(predicate.count!.where!).filter(([key]) => key !== found[0]));
+    return !exact.has(canonicalJson({ path: predicate.count!.path, rest, field: found[0] } as unknown as JsonValue));
+  });
 }
 
 interface Templater {
@@ -269,6 +315,8 @@ function guardPredicate(pointer: string, guard: Guard): Predicate {
 
 function changeName(predicate: Predicate): string {
   const count = predicate.count;
+  if (predicate.path !== undefined && predicate.contains !== undefined) return `adds-to-${slug(lastToken(predicate.path), 'value')}`;
+  if (predicate.not?.path !== undefined) return `takes-from-${slug(lastToken(predicate.not.path), 'value')}`;
   if (predicate.path !== undefined) return `sets-${slug(lastToken(predicate.path), 'value')}`;
   if (!count) return 'changes';
   const fields = Object.keys(count.where ?? {});

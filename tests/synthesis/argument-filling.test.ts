@@ -125,6 +125,27 @@ describe('filling values in the form a schema asks for', () => {
     assert.deepEqual(!('problem' in vault) && vault.arguments, { vault: 'vault', path: '{{target.path}}' });
   });
 
+  it('an edit finds the record\'s first line as it is, and a search looks in the folder of the file it names', () => {
+    const tree = surveyState({ files: [
+      { path: 'docs/a.md', dir: 'docs', name: 'a.md', text: '# A\nowner: Ana\n', lines: [{ n: 1, text: '# A' }, { n: 2, text: 'owner: Ana' }] },
+      { path: 'notes/b.md', dir: 'notes', name: 'b.md', text: '# B\n', lines: [{ n: 1, text: '# B' }] },
+    ] });
+    const random = substream(4, 'argument-filling-test');
+    const editSchema = { type: 'object', required: ['path', 'edits'], properties: { path: { type: 'string' }, edits: { type: 'array', items: { type: 'object', required: ['oldText', 'newText'], properties: { oldText: { type: 'string', description: 'Text to search for - must match exactly' }, newText: { type: 'string' } } } } } };
+    const pool = new ParameterPool(random);
+    const edit = fillArguments({ name: 'edit_file', inputSchema: editSchema }, { random, pool, collections: tree, target: tree[0]!, shownRoot: '/sandbox' });
+    assert.ok(!('problem' in edit), JSON.stringify(edit));
+    const [change] = edit.arguments.edits as { oldText: string; newText: string }[];
+    assert.equal(change!.oldText, '{{target.lines.0.text}}', 'the text to find is the line the file has on every seed');
+    assert.match(change!.newText, /^\{\{new_text\}\}$/, 'the text it becomes is fresh');
+    assert.ok(edit.mentions.some((mention) => mention.property === 'old text' && mention.text === '{{target.lines.0.text}}'), 'the line to find is stated');
+    const blank = surveyState({ files: [{ path: 'a.md', name: 'a.md', lines: [{ n: 1, text: '' }] }, { path: 'b.md', name: 'b.md', lines: [{ n: 1, text: 'x' }] }] });
+    const unmatched = fillArguments({ name: 'edit_file', inputSchema: editSchema }, { random, pool: new ParameterPool(random), collections: blank, target: blank[0]! });
+    assert.ok(!('problem' in unmatched) && !JSON.stringify(unmatched.arguments).includes('lines.0'), 'a record with an empty first line has no line to find');
+    const search = fillArguments({ name: 'search_files', inputSchema: { type: 'object', required: ['path', 'pattern'], properties: { path: { type: 'string' }, pattern: { type: 'string' } } } }, { random, pool: new ParameterPool(random), collections: tree, target: tree[0]!, shownRoot: '/sandbox' });
+    assert.deepEqual(!('problem' in search) && search.arguments, { path: '/sandbox/{{target.dir}}', pattern: '{{target.name}}' }, 'search_files takes a folder, not a file');
+  });
+
   it('a database tool names a table, its row by the table\'s identity and its values column by column', () => {
     const database = surveyState({
       rows: {

@@ -131,4 +131,40 @@ describe('predicates from a state diff', () => {
     assert.ok(derived.changes.some((predicate) => JSON.stringify(predicate.count?.where) === JSON.stringify({ title: '{{title}}', state: 'open' })));
     assert.equal(derived.guards.find((guard) => guard.unchanged === '/issues')?.allow_added, true);
   });
+
+  it('says a line edited into a text as contained, and a name added to a list entry by entry', () => {
+    const tree = (seed: number) => ({
+      dirs: seed === 0 ? ['docs', 'notes'] : ['archive', 'docs', 'notes'],
+      files: {
+        'docs/a.md': { path: 'docs/a.md', name: 'a.md', text: `# A\nowner: P${seed}\n` },
+        'docs/b.md': { path: 'docs/b.md', name: 'b.md', text: `# B\nstatus: s${seed}\n` },
+      },
+    });
+    const states = [0, 1, 2].map((seed) => {
+      const initial = tree(seed);
+      const final = structuredClone(initial) as any;
+      const fresh = ['amber delta: owner is on leave', 'opal fjord: ask the design team', 'jade spire: ready for sign-off'][seed]!;
+      final.files['docs/a.md'].text = final.files['docs/a.md'].text.replace('# A', fresh);
+      final.dirs = [...final.dirs, `zz-${seed}`, `aa-${seed}`].sort();
+      return { initial, final, params: { target: initial.files['docs/a.md'], new_text: fresh, path: `aa-${seed}`, other: `zz-${seed}` } } as SeedState;
+    });
+    const derived = derivePredicates(states, surveyState(states[0]!.initial));
+    assert.equal(derived.problem, undefined);
+    assert.deepEqual(
+      derived.changes.map(({ id, ...predicate }) => [id, predicate]),
+      [
+        ['adds-to-dirs', { path: '/dirs', contains: '{{path}}' }],
+        ['adds-to-dirs-2', { path: '/dirs', contains: '{{other}}' }],
+        ['sets-text', { count: { path: '/files', where: { name: '{{target.name}}', text: { contains: '{{new_text}}' } } }, equals: 1 }],
+      ],
+      'the rest of the text and the order of the list differ by seed; what the task put there does not',
+    );
+    for (const state of states) {
+      const verdicts = judge(derived, state, state.final);
+      assert.ok(verdicts.every((verdict) => verdict.passed), JSON.stringify(verdicts.filter((verdict) => !verdict.passed)));
+      assert.ok(judge(derived, state, state.initial).some((verdict) => !verdict.passed), 'doing nothing fails');
+    }
+    const same = derivePredicates([states[0]!, states[0]!], surveyState(states[0]!.initial));
+    assert.ok(same.changes.every((predicate) => predicate.contains === undefined && !JSON.stringify(predicate).includes('"contains"')), 'where every seed agrees on the whole text and list, the whole is said alone');
+  });
 });
