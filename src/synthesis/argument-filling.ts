@@ -311,10 +311,23 @@ function firstLineField(collection: Collection): string | undefined {
   return undefined;
 }
 
+/** The record's list of strings an argument takes an entry of, at its top level or one object down (a note's `front_matter.tags`). */
 function listField(name: string, collection: Collection): string | undefined {
   const wanted = normal(singular(name));
   const first = collection.items[0]!;
-  return Object.keys(first).find((field) => Array.isArray(first[field]) && normal(singular(field)) === wanted && (first[field] as JsonValue[]).every((entry) => typeof entry === 'string'));
+  const top = Object.keys(first).find((field) => Array.isArray(first[field]) && normal(singular(field)) === wanted && (first[field] as JsonValue[]).every((entry) => typeof entry === 'string'));
+  if (top) return top;
+  // One object down, only where every record has a first entry: a record without one gives its seed no value to name.
+  for (const field of Object.keys(first).filter((key) => isJsonObject(first[key]))) {
+    const key = Object.keys(first[field] as JsonObject).find((inner) => normal(singular(inner)) === wanted);
+    if (key === undefined || !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(field) || !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key)) continue;
+    const everyHasOne = collection.items.every((item) => {
+      const inner = isJsonObject(item[field]) ? (item[field] as JsonObject)[key] : undefined;
+      return Array.isArray(inner) && typeof inner[0] === 'string' && inner.every((entry) => typeof entry === 'string');
+    });
+    if (everyHasOne) return `${field}.${key}`;
+  }
+  return undefined;
 }
 
 function bestField(name: string, schema: JsonObject, collection: Collection, least: number): string | undefined {

@@ -270,8 +270,13 @@ function templater(params: Record<string, JsonValue>): Templater {
       for (const [field, inner] of Object.entries(value)) {
         if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(field)) continue;
         if (isScalar(inner)) known.push({ template: `{{${name}.${field}}}`, value: inner });
-        // A list's first entry can be named too (the observation a task deletes).
+        // A list's first entry can be named too (the observation a task deletes), one object down as well (a note's first tag).
         else if (Array.isArray(inner) && isScalar(inner[0])) known.push({ template: `{{${name}.${field}.0}}`, value: inner[0] });
+        else if (isJsonObject(inner)) {
+          for (const [key, list] of Object.entries(inner)) {
+            if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) && Array.isArray(list) && isScalar(list[0])) known.push({ template: `{{${name}.${field}.${key}.0}}`, value: list[0] });
+          }
+        }
       }
     }
   }

@@ -142,6 +142,12 @@ describe('filling values in the form a schema asks for', () => {
     const blank = surveyState({ files: [{ path: 'a.md', name: 'a.md', lines: [{ n: 1, text: '' }] }, { path: 'b.md', name: 'b.md', lines: [{ n: 1, text: 'x' }] }] });
     const unmatched = fillArguments({ name: 'edit_file', inputSchema: editSchema }, { random, pool: new ParameterPool(random), collections: blank, target: blank[0]! });
     assert.ok(!('problem' in unmatched) && !JSON.stringify(unmatched.arguments).includes('lines.0'), 'a record with an empty first line has no line to find');
+    const notes = surveyState({ notes: [
+      { path: 'a.md', name: 'a.md', front_matter: { status: 'open', tags: ['research', 'project'] } },
+      { path: 'b.md', name: 'b.md', front_matter: { status: 'done', tags: ['ops'] } },
+    ] });
+    const untag = fillArguments({ name: 'remove-tags', inputSchema: { type: 'object', required: ['files', 'tags'], properties: { files: { type: 'array', items: { type: 'string' } }, tags: { type: 'array', items: { type: 'string' } } } } }, { random, pool: new ParameterPool(random), collections: notes, target: notes[0]! });
+    assert.deepEqual(!('problem' in untag) && untag.arguments, { files: ['{{target.path}}'], tags: ['{{target.front_matter.tags.0}}'] }, 'a tag to take out is the note\'s first, one object down');
     const search = fillArguments({ name: 'search_files', inputSchema: { type: 'object', required: ['path', 'pattern'], properties: { path: { type: 'string' }, pattern: { type: 'string' } } } }, { random, pool: new ParameterPool(random), collections: tree, target: tree[0]!, shownRoot: '/sandbox' });
     assert.deepEqual(!('problem' in search) && search.arguments, { path: '/sandbox/{{target.dir}}', pattern: '{{target.name}}' }, 'search_files takes a folder, not a file');
   });

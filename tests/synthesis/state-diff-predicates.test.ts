@@ -164,6 +164,17 @@ describe('predicates from a state diff', () => {
       assert.ok(verdicts.every((verdict) => verdict.passed), JSON.stringify(verdicts.filter((verdict) => !verdict.passed)));
       assert.ok(judge(derived, state, state.initial).some((verdict) => !verdict.passed), 'doing nothing fails');
     }
+    const untagged = [0, 1].map((seed) => {
+      const initial = { notes: { 'a.md': { name: 'a.md', front_matter: { tags: [`t${seed}`, 'project'] } }, 'b.md': { name: 'b.md', front_matter: { tags: ['ops'] } } } } as any;
+      const final = structuredClone(initial);
+      final.notes['a.md'].front_matter.tags = ['project'];
+      return { initial, final, params: { target: initial.notes['a.md'] } } as SeedState;
+    });
+    assert.deepEqual(
+      derivePredicates(untagged, surveyState(untagged[0]!.initial)).changes.map((predicate) => predicate.count?.where),
+      [{ name: '{{target.name}}', 'front_matter.tags': { excludes: '{{target.front_matter.tags.0}}' } }],
+      'a tag taken out is named through the note\'s first tag, one object down',
+    );
     const same = derivePredicates([states[0]!, states[0]!], surveyState(states[0]!.initial));
     assert.ok(same.changes.every((predicate) => predicate.contains === undefined && !JSON.stringify(predicate).includes('"contains"')), 'where every seed agrees on the whole text and list, the whole is said alone');
   });
