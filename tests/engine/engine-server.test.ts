@@ -19,21 +19,52 @@ import { REPO_ROOT } from '../helpers.js';
 
 let engine: EngineServer;
 let modelPath: string;
+let turn: Turn;
 before(async () => {
   modelPath = tinyModelPath();
   engine = await startEngine({ modelPath, name: 'tiny-qwen2:latest', version: 'episode-factory-engine test' });
+  turn = await callingTurn();
 });
 after(async () => {
   await engine?.close();
 });
 
-/** The committed sample's first episode: its system prompt, its user's request and its tools, as the model is asked. */
-function firstTurn(): { messages: Message[]; tools: ToolDescriptor[]; expectedTool: string } {
-  const record = JSON.parse(readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-v1', 'episodes.jsonl'), 'utf8').split('\n')[0]!) as EpisodeRecord;
+interface Turn {
+  messages: Message[];
+  tools: ToolDescriptor[];
+  expectedTool: string;
+}
+
+/** How many of the committed sample's episodes are tried for a turn on which the model calls the tool the policy called. */
+const TURNS_TRIED = 12;
+
+/** An episode of the committed sample: its system prompt, its user's request and its tools, as the model is asked. */
+function sampleTurn(line: string): Turn {
+  const record = JSON.parse(line) as EpisodeRecord;
   const tools = record.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: JSON.parse(tool.input_schema) }));
   const messages = record.messages.slice(0, 2).map((message) => ({ role: message.role, content: message.content })) as Message[];
   const call = record.messages[2] as { tool_calls: { name: string }[] };
   return { messages, tools, expectedTool: call.tool_calls[0]!.name };
+}
+
+/**
+ * The first episode of the sample on which the model, decoding greedily, writes a well-formed call to the tool the
+ * scripted policy called. The tiny model writes one on about 66 of 70 held-out turns, and which ones depends on the
+ * floating point of the machine that trained it, so the turn is found, not fixed; the tests below check the wire
+ * protocols on it, not the model's skill.
+ */
+async function callingTurn(): Promise<Turn> {
+  const lines = readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-v1', 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line.trim() !== '').slice(0, TURNS_TRIED);
+  const answers: string[] = [];
+  for (const line of lines) {
+    const candidate = sampleTurn(line);
+    const prompt = hermesCodec.render(candidate.messages, candidate.tools);
+    const answer = (await (await post('/api/generate', { model: 'tiny-qwen2', prompt, raw: true, stream: false, options: { temperature: 0, num_predict: 200 } })).json()) as { response: string };
+    const action = hermesCodec.parse(answer.response);
+    if (action.kind === 'tool_call' && action.name === candidate.expectedTool) return candidate;
+    answers.push(answer.response.slice(0, 120));
+  }
+  throw new Error(`the tiny model called the policy's tool on none of the first ${TURNS_TRIED} episodes (rebuild it: scripts/tiny-model.sh); it wrote: ${answers.join(' | ')}`);
 }
 
 const asOllamaTools = (tools: ToolDescriptor[]) => tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.input_schema } }));
@@ -59,7 +90,7 @@ describe('engine: Ollama API', () => {
   });
 
   it('generates from a raw prompt through the real tokenizer and stops at the real end-of-turn token', async () => {
-    const { messages, tools, expectedTool } = firstTurn();
+    const { messages, tools, expectedTool } = turn;
     const prompt = hermesCodec.render(messages, tools);
     const answer = (await (await post('/api/generate', { model: 'tiny-qwen2', prompt, raw: true, stream: false, options: { temperature: 0, num_predict: 200 } })).json()) as Record<string, any>;
     assert.equal(answer.done, true);
@@ -72,7 +103,7 @@ describe('engine: Ollama API', () => {
   });
 
   it('streams NDJSON frames whose text is the whole answer, and greedy decoding gives the same text every time', async () => {
-    const { messages, tools } = firstTurn();
+    const { messages, tools } = turn;
     const prompt = hermesCodec.render(messages, tools);
     const whole = (await (await post('/api/generate', { model: 'tiny-qwen2', prompt, raw: true, stream: false, options: { temperature: 0, num_predict: 60 } })).json()) as Record<string, any>;
     const response = await post('/api/generate', { model: 'tiny-qwen2', prompt, raw: true, options: { temperature: 0, num_predict: 60 } });
@@ -85,7 +116,7 @@ describe('engine: Ollama API', () => {
   });
 
   it('honours num_predict (done_reason "length") and the caller\'s stop strings', async () => {
-    const { messages, tools } = firstTurn();
+    const { messages, tools } = turn;
     const prompt = hermesCodec.render(messages, tools);
     const short = (await (await post('/api/generate', { model: 'tiny-qwen2', prompt, raw: true, stream: false, options: { temperature: 0, num_predict: 3 } })).json()) as Record<string, any>;
     assert.equal(short.done_reason, 'length');
@@ -96,7 +127,7 @@ describe('engine: Ollama API', () => {
   });
 
   it('keeps the conversation it already evaluated: the next turn evaluates only its new tokens', async () => {
-    const { messages, tools } = firstTurn();
+    const { messages, tools } = turn;
     const first = (await (await post('/api/chat', { model: 'tiny-qwen2', messages, tools: asOllamaTools(tools), stream: false, options: { temperature: 0 } })).json()) as Record<string, any>;
     const again = (await (await post('/api/chat', { model: 'tiny-qwen2', messages: [...messages, { role: 'assistant', content: 'Done.' }, { role: 'user', content: 'Thanks!' }], tools: asOllamaTools(tools), stream: false, options: { temperature: 0 } })).json()) as Record<string, any>;
     const catalogTokens = 1000;
@@ -105,7 +136,7 @@ describe('engine: Ollama API', () => {
   });
 
   it('answers /api/chat with tools as Ollama does: the call parsed into tool_calls with object arguments, whole or streamed', async () => {
-    const { messages, tools, expectedTool } = firstTurn();
+    const { messages, tools, expectedTool } = turn;
     const client = new Ollama({ host: engine.url });
     const whole = await client.chat({ model: 'tiny-qwen2', messages: messages as never, tools: asOllamaTools(tools) as never, options: { temperature: 0 } });
     assert.equal(whole.message.tool_calls?.[0]?.function.name, expectedTool);
@@ -139,7 +170,7 @@ describe('engine: Ollama API', () => {
   });
 
   it('stops generating when the client goes away, and answers the next request', async () => {
-    const { messages, tools } = firstTurn();
+    const { messages, tools } = turn;
     const controller = new AbortController();
     const response = await fetch(`${engine.url}/api/generate`, { method: 'POST', body: JSON.stringify({ model: 'tiny-qwen2', prompt: hermesCodec.render(messages, tools), raw: true, options: { num_predict: 2000, temperature: 1, seed: 3 } }), signal: controller.signal });
     const reader = response.body!.getReader();
@@ -155,7 +186,7 @@ describe('engine: OpenAI-compatible API', () => {
   it('lists the model and answers a chat completion with tool_calls whose arguments are a JSON string', async () => {
     const models = (await (await fetch(`${engine.url}/v1/models`)).json()) as { data: { id: string; owned_by: string }[] };
     assert.deepEqual(models.data.map((model) => model.id), ['tiny-qwen2:latest']);
-    const { messages, tools, expectedTool } = firstTurn();
+    const { messages, tools, expectedTool } = turn;
     const answer = (await (await post('/v1/chat/completions', { model: 'tiny-qwen2:latest', messages, tools: asOllamaTools(tools), temperature: 0, max_tokens: 200 })).json()) as Record<string, any>;
     const choice = answer.choices[0];
     assert.equal(choice.finish_reason, 'tool_calls');
@@ -165,7 +196,7 @@ describe('engine: OpenAI-compatible API', () => {
   });
 
   it('streams server-sent events: the call in a delta of its own, the finish_reason, the usage, then [DONE]', async () => {
-    const { messages, tools, expectedTool } = firstTurn();
+    const { messages, tools, expectedTool } = turn;
     const response = await post('/v1/chat/completions', { model: 'tiny-qwen2:latest', messages, tools: asOllamaTools(tools), temperature: 0, max_tokens: 200, stream: true, stream_options: { include_usage: true } });
     assert.match(response.headers.get('content-type')!, /text\/event-stream/);
     const events = (await response.text()).split('\n\n').filter(Boolean).map((event) => event.replace(/^data: /, ''));
