@@ -2,70 +2,31 @@
 // scripts/tiny-model.sh trains here, loaded by llama.cpp through
 // node-llama-cpp, tokenised by its real Qwen2 tokenizer and stopped by its
 // real end-of-turn token. Nothing in this file is a fake: the answers are the
-// model's, read by the same codec the factory's raw mode uses.
+// model's, read by the same codec the factory's raw mode uses, on a turn of
+// the committed sample the model answers with a call (fixtures/calling-turn.ts).
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ollama } from 'ollama';
 import { tinyModelPath } from '../../src/cli/engine-command.js';
-import type { Message, ToolDescriptor } from '../../src/core/conversation.js';
+import type { ToolDescriptor } from '../../src/core/conversation.js';
 import { startEngine, type EngineServer } from '../../src/engine/engine-server.js';
 import { hermesCodec } from '../../src/models/codecs/hermes-codec.js';
-import type { EpisodeRecord } from '../../src/records/episode-record.js';
-import { REPO_ROOT } from '../helpers.js';
+import { callingTurn, type SampleTurn } from '../fixtures/calling-turn.js';
 
 let engine: EngineServer;
 let modelPath: string;
-let turn: Turn;
+let turn: SampleTurn;
 before(async () => {
   modelPath = tinyModelPath();
   engine = await startEngine({ modelPath, name: 'tiny-qwen2:latest', version: 'episode-factory-engine test' });
-  turn = await callingTurn();
+  turn = await callingTurn(engine.url, 'tiny-qwen2');
 });
 after(async () => {
   await engine?.close();
 });
-
-interface Turn {
-  messages: Message[];
-  tools: ToolDescriptor[];
-  expectedTool: string;
-}
-
-/** How many of the committed sample's episodes are tried for a turn on which the model calls the tool the policy called. */
-const TURNS_TRIED = 12;
-
-/** An episode of the committed sample: its system prompt, its user's request and its tools, as the model is asked. */
-function sampleTurn(line: string): Turn {
-  const record = JSON.parse(line) as EpisodeRecord;
-  const tools = record.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: JSON.parse(tool.input_schema) }));
-  const messages = record.messages.slice(0, 2).map((message) => ({ role: message.role, content: message.content })) as Message[];
-  const call = record.messages[2] as { tool_calls: { name: string }[] };
-  return { messages, tools, expectedTool: call.tool_calls[0]!.name };
-}
-
-/**
- * The first episode of the sample on which the model, decoding greedily, writes a well-formed call to the tool the
- * scripted policy called. The tiny model writes one on about 66 of 70 held-out turns, and which ones depends on the
- * floating point of the machine that trained it, so the turn is found, not fixed; the tests below check the wire
- * protocols on it, not the model's skill.
- */
-async function callingTurn(): Promise<Turn> {
-  const lines = readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-v1', 'episodes.jsonl'), 'utf8').split('\n').filter((line) => line.trim() !== '').slice(0, TURNS_TRIED);
-  const answers: string[] = [];
-  for (const line of lines) {
-    const candidate = sampleTurn(line);
-    const prompt = hermesCodec.render(candidate.messages, candidate.tools);
-    const answer = (await (await post('/api/generate', { model: 'tiny-qwen2', prompt, raw: true, stream: false, options: { temperature: 0, num_predict: 200 } })).json()) as { response: string };
-    const action = hermesCodec.parse(answer.response);
-    if (action.kind === 'tool_call' && action.name === candidate.expectedTool) return candidate;
-    answers.push(answer.response.slice(0, 120));
-  }
-  throw new Error(`the tiny model called the policy's tool on none of the first ${TURNS_TRIED} episodes (rebuild it: scripts/tiny-model.sh); it wrote: ${answers.join(' | ')}`);
-}
 
 const asOllamaTools = (tools: ToolDescriptor[]) => tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.input_schema } }));
 

@@ -8,39 +8,30 @@
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { tinyModelPath } from '../../src/cli/engine-command.js';
-import type { Message } from '../../src/core/conversation.js';
 import { startEngine, type EngineServer } from '../../src/engine/engine-server.js';
 import { hermesCodec } from '../../src/models/codecs/hermes-codec.js';
 import { checkModel } from '../../src/models/model-registry.js';
-import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { ollamaFailureMessage, openAIFailureMessage, startFailingProxy } from '../fixtures/chat-failures.js';
-import { REPO_ROOT } from '../helpers.js';
+import { callingTurn } from '../fixtures/calling-turn.js';
 import { ANSWER_TIMEOUT_MS, chatModelConformance, type ChatModelStandIn, type Transport } from './chat-model-conformance.js';
 
 const NAME = 'tiny-qwen2:latest';
 
 let engine: EngineServer;
 let digest: string;
+/** A turn of the committed sample the model answers with a call (tests/fixtures/calling-turn.ts). */
+let scenario: ChatModelStandIn['scenario'];
 before(async () => {
   const modelPath = tinyModelPath();
   digest = createHash('sha256').update(readFileSync(modelPath)).digest('hex');
   engine = await startEngine({ modelPath, name: NAME, version: 'episode-factory-engine conformance' });
+  scenario = await callingTurn(engine.url, NAME);
 });
 after(async () => {
   await engine?.close();
 });
-
-/** The committed sample's first turn: its system prompt, its user's request and its tools; the model answers it with a call. */
-function scenario(): ChatModelStandIn['scenario'] {
-  const record = JSON.parse(readFileSync(join(REPO_ROOT, 'datasets', 'tool-world-v1', 'episodes.jsonl'), 'utf8').split('\n')[0]!) as EpisodeRecord;
-  const tools = record.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: JSON.parse(tool.input_schema) }));
-  const messages = record.messages.slice(0, 2).map((message) => ({ role: message.role, content: message.content })) as Message[];
-  const call = record.messages[2] as { tool_calls: { name: string }[] };
-  return { messages, tools, expectedTool: call.tool_calls[0]!.name };
-}
 
 async function standIn(provider: 'ollama' | 'openai', mode: 'native' | 'raw', answers: Transport): Promise<ChatModelStandIn> {
   const proxy = await startFailingProxy(engine.url);
@@ -52,7 +43,7 @@ async function standIn(provider: 'ollama' | 'openai', mode: 'native' | 'raw', an
     },
     transports: provider === 'ollama' ? ['streamed'] : ['streamed', 'whole'],
     codec: hermesCodec,
-    scenario: scenario(),
+    scenario,
     spec: `${provider}:${NAME}`,
     pin: digest,
     chatRequests: () => proxy.chatRequests(),
