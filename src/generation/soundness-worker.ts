@@ -5,7 +5,7 @@
 // proves one task at a time and sends the result back. Asked to close, it ends
 // the server children its worlds kept.
 
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { FactoryError, type ErrorCode, type Problem } from '../core/errors.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { loadLane } from '../lanes/lane-loader.js';
@@ -64,24 +64,35 @@ function laneFor(job: SoundnessJob): Lane {
 /** What the main thread starts this module's threads with, so a thread started for anything else never answers as one. */
 export const SOUNDNESS_WORKER_DATA = { role: 'lanes-check' } as const;
 
-const port = parentPort;
-if (port && (workerData as { role?: string } | null)?.role === SOUNDNESS_WORKER_DATA.role) {
-  const post = (message: FromSoundnessWorker) => port.postMessage(message);
-  port.on('message', (message: ToSoundnessWorker) => {
+/**
+ * A worker thread's message loop: each job is answered with what `work` resolves to, or with `failure` and the error
+ * carried across; `close` ends the server children the thread's worlds kept, then says so. lanes synthesize's
+ * threads run the same loop.
+ */
+export function serveJobs<Job, Reply>(port: MessagePort, work: (job: Job) => Promise<Reply>, failure: (job: Job, error: CarriedError) => Reply): void {
+  port.on('message', (message: { type: 'close' } | { type: string; job: Job }) => {
     if (message.type === 'close') {
-      void closeKeptChildren().finally(() => post({ type: 'closed' }));
+      void closeKeptChildren().finally(() => port.postMessage({ type: 'closed' }));
       return;
     }
-    const { job } = message;
-    void (async () => {
-      try {
-        const lane = laneFor(job);
-        const task = lane.document.tasks[job.task];
-        if (!task) throw new Error(`${job.lanePath} has no task ${job.task}`);
-        post({ type: 'task', index: job.index, result: await checkTaskSoundness(lane, task, job.seeds) });
-      } catch (error) {
-        post({ type: 'failed', index: job.index, error: carryError(error) });
-      }
-    })();
+    const { job } = message as { job: Job };
+    void work(job).then(
+      (reply) => port.postMessage(reply),
+      (error: unknown) => port.postMessage(failure(job, carryError(error))),
+    );
   });
+}
+
+const port = parentPort;
+if (port && (workerData as { role?: string } | null)?.role === SOUNDNESS_WORKER_DATA.role) {
+  serveJobs<SoundnessJob, FromSoundnessWorker>(
+    port,
+    async (job) => {
+      const lane = laneFor(job);
+      const task = lane.document.tasks[job.task];
+      if (!task) throw new Error(`${job.lanePath} has no task ${job.task}`);
+      return { type: 'task', index: job.index, result: await checkTaskSoundness(lane, task, job.seeds) };
+    },
+    (job, error) => ({ type: 'failed', index: job.index, error }),
+  );
 }

@@ -6,8 +6,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Task } from '../lanes/lane.js';
-import { closeKeptChildren } from '../world/servers/server-pool.js';
-import { carryError, type CarriedError } from '../generation/soundness-worker.js';
+import { serveJobs, type CarriedError } from '../generation/soundness-worker.js';
 import { openTrialRun, prepareCandidate, proveCandidate, type Attempt, type Prepared, type TrialRun, type TrialSettings } from './candidate-trial.js';
 
 export type SynthesisJob = { type: 'prepare'; draw: number } | { type: 'prove'; draw: number; task: Task; tools: string[] };
@@ -21,22 +20,14 @@ const port = parentPort;
 const data = workerData as { role?: string; settings?: TrialSettings } | null;
 if (port && data?.role === SYNTHESIS_WORKER_ROLE && data.settings) {
   const settings = data.settings;
-  const post = (message: FromSynthesisWorker) => port.postMessage(message);
   let run: Promise<TrialRun> | undefined;
-  port.on('message', (message: ToSynthesisWorker) => {
-    if (message.type === 'close') {
-      void closeKeptChildren().finally(() => post({ type: 'closed' }));
-      return;
-    }
-    const { job } = message;
-    void (async () => {
-      try {
-        run ??= openTrialRun(settings);
-        const opened = await run;
-        post({ type: 'done', result: job.type === 'prepare' ? await prepareCandidate(opened, job.draw) : await proveCandidate(opened, job.draw, job.task, job.tools) });
-      } catch (error) {
-        post({ type: 'failed', error: carryError(error) });
-      }
-    })();
-  });
+  serveJobs<SynthesisJob, FromSynthesisWorker>(
+    port,
+    async (job) => {
+      run ??= openTrialRun(settings);
+      const opened = await run;
+      return { type: 'done', result: job.type === 'prepare' ? await prepareCandidate(opened, job.draw) : await proveCandidate(opened, job.draw, job.task, job.tools) };
+    },
+    (_job, error) => ({ type: 'failed', error }),
+  );
 }
