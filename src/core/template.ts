@@ -9,6 +9,12 @@ import { canonicalJson } from './canonical-json.js';
 const EXPRESSION = /\{\{\s*([^{}]+?)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([^{}]+?)\s*\}\}$/;
 const SEGMENT = /^(\*|[0-9]+|[A-Za-z_][A-Za-z0-9_-]*)$/;
+const FIELD = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** Can a template's path name this key as a field (`{{target.front_matter}}`)? A key with a dot or a space cannot. */
+export function isTemplateField(key: string): boolean {
+  return FIELD.test(key);
+}
 
 export class TemplateError extends Error {
   readonly expression: string;

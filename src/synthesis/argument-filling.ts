@@ -11,6 +11,7 @@
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
 import { substream, type Random } from '../core/random.js';
+import { isTemplateField } from '../core/template.js';
 import { freshOfKind, STRING_KINDS, type FreshKind, type Mention, type ParameterPool } from './parameter-pool.js';
 import { singular, words, type Collection } from './state-survey.js';
 
@@ -303,12 +304,13 @@ function bindingFor(name: string, schema: JsonObject, context: FillContext): { c
   return undefined;
 }
 
-/** The field that holds a record's first line (`lines.0.text` of a probed file), when every record has one that is not empty. */
+/** The field that holds a probed file's first line (`lines.0.text`), when every record has one that is not empty. */
 function firstLineField(collection: Collection): string | undefined {
-  const first = (item: JsonObject): JsonValue | undefined => (Array.isArray(item.lines) ? item.lines[0] : undefined);
-  if (collection.items.every((item) => typeof first(item) === 'string' && (first(item) as string).trim() !== '')) return 'lines.0';
-  if (collection.items.every((item) => { const line = first(item); return isJsonObject(line) && typeof line.text === 'string' && line.text.trim() !== ''; })) return 'lines.0.text';
-  return undefined;
+  const hasOne = (item: JsonObject) => {
+    const line = Array.isArray(item.lines) ? item.lines[0] : undefined;
+    return isJsonObject(line) && typeof line.text === 'string' && line.text.trim() !== '';
+  };
+  return collection.items.every(hasOne) ? 'lines.0.text' : undefined;
 }
 
 /** The record's list of strings an argument takes an entry of, at its top level or one object down (a note's `front_matter.tags`). */
@@ -320,7 +322,7 @@ function listField(name: string, collection: Collection): string | undefined {
   // One object down, only where every record has a first entry: a record without one gives its seed no value to name.
   for (const field of Object.keys(first).filter((key) => isJsonObject(first[key]))) {
     const key = Object.keys(first[field] as JsonObject).find((inner) => normal(singular(inner)) === wanted);
-    if (key === undefined || !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(field) || !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key)) continue;
+    if (key === undefined || !isTemplateField(field) || !isTemplateField(key)) continue;
     const everyHasOne = collection.items.every((item) => {
       const inner = isJsonObject(item[field]) ? (item[field] as JsonObject)[key] : undefined;
       return Array.isArray(inner) && typeof inner[0] === 'string' && inner.every((entry) => typeof entry === 'string');

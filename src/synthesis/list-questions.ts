@@ -8,6 +8,7 @@
 import { canonicalEquals } from '../core/canonical-json.js';
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { isJsonObject } from '../core/json-value.js';
+import { isTemplateField } from '../core/template.js';
 import { collectionAt } from '../core/where-clause.js';
 import type { PhrasingRules, Predicate, SolutionStep, WrongTrajectory } from '../lanes/lane.js';
 import type { Candidate } from './candidate-sampler.js';
@@ -28,8 +29,6 @@ export interface ListQuestion {
   answer: SolutionStep;
   wrong: WrongTrajectory[];
 }
-
-const SEGMENT = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /** A list question the candidate's one read answers, or why it does not. */
 export function listQuestion(
@@ -163,7 +162,7 @@ function listPath(node: JsonValue, naming: string, wanted: readonly JsonValue[])
       const names = current.map((item) => (item as JsonObject)[naming] ?? null);
       if (names.length === wanted.length && wanted.every((name) => names.some((listed) => canonicalEquals(listed, name)))) return path.join('.');
     }
-    if (isJsonObject(current)) for (const [key, child] of Object.entries(current)) if (SEGMENT.test(key)) queue.push({ node: child, path: [...path, key] });
+    if (isJsonObject(current)) for (const [key, child] of Object.entries(current)) if (isTemplateField(key)) queue.push({ node: child, path: [...path, key] });
   }
   return undefined;
 }

@@ -11,6 +11,7 @@
 import { canonicalEquals, canonicalJson } from '../core/canonical-json.js';
 import { formatPointer, parsePointer, resolvePointer } from '../core/json-pointer.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { isTemplateField } from '../core/template.js';
 import type { Predicate, Where } from '../lanes/lane.js';
 import { asCollection, slug, type Collection } from './state-survey.js';
 
@@ -232,23 +233,18 @@ function listEntryChanges(pointer: string, before: JsonValue[], after: JsonValue
 
 /** A text or list that must contain a value, where every seed also agreed on the whole of it: the whole says more. */
 function withoutWeaker(changes: Predicate[]): Predicate[] {
+  // The same record's field, whatever is said of it: the where clause without that field.
+  const place = (predicate: Predicate, field: string) => canonicalJson({ path: predicate.count!.path, field, where: Object.fromEntries(Object.entries(predicate.count!.where!).filter(([key]) => key !== field)) } as unknown as JsonValue);
   const exact = new Set<string>();
-  const containing = (predicate: Predicate) => Object.entries(predicate.count?.where ?? {}).find(([, value]) => isJsonObject(value) && 'contains' in value);
   for (const predicate of changes) {
-    for (const [field, value] of Object.entries(predicate.count?.where ?? {})) {
-      if (typeof value !== 'string') continue;
-      const rest = Object.fromEntries(Object.entries(predicate.count!.where!).filter(([key]) => key !== field));
-      exact.add(canonicalJson({ path: predicate.count!.path, rest, field } as unknown as JsonValue));
-    }
+    for (const [field, value] of Object.entries(predicate.count?.where ?? {})) if (typeof value === 'string') exact.add(place(predicate, field));
   }
   const whole = new Set(changes.filter((predicate) => predicate.path !== undefined && predicate.equals !== undefined).map((predicate) => predicate.path!));
   return changes.filter((predicate) => {
-    const entry = predicate.path !== undefined && predicate.contains !== undefined ? predicate.path : predicate.not?.path !== undefined && predicate.not.contains !== undefined ? predicate.not.path : undefined;
-    if (entry !== undefined) return !whole.has(entry);
-    const found = containing(predicate);
-    if (!found) return true;
-    const rest = Object.fromEntries(Object.entries(predicate.count!.where!).filter(([key]) => key !== found[0]));
-    return !exact.has(canonicalJson({ path: predicate.count!.path, rest, field: found[0] } as unknown as JsonValue));
+    const list = predicate.contains !== undefined ? predicate.path : predicate.not?.contains !== undefined ? predicate.not.path : undefined;
+    if (list !== undefined) return !whole.has(list);
+    const contained = Object.entries(predicate.count?.where ?? {}).find(([, value]) => isJsonObject(value) && 'contains' in value);
+    return contained === undefined || !exact.has(place(predicate, contained[0]));
   });
 }
 
@@ -268,13 +264,13 @@ function templater(params: Record<string, JsonValue>): Templater {
     if (isScalar(value)) known.push({ template: `{{${name}}}`, value });
     else if (isJsonObject(value)) {
       for (const [field, inner] of Object.entries(value)) {
-        if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(field)) continue;
+        if (!isTemplateField(field)) continue;
         if (isScalar(inner)) known.push({ template: `{{${name}.${field}}}`, value: inner });
         // A list's first entry can be named too (the observation a task deletes), one object down as well (a note's first tag).
         else if (Array.isArray(inner) && isScalar(inner[0])) known.push({ template: `{{${name}.${field}.0}}`, value: inner[0] });
         else if (isJsonObject(inner)) {
           for (const [key, list] of Object.entries(inner)) {
-            if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) && Array.isArray(list) && isScalar(list[0])) known.push({ template: `{{${name}.${field}.${key}.0}}`, value: list[0] });
+            if (isTemplateField(key) && Array.isArray(list) && isScalar(list[0])) known.push({ template: `{{${name}.${field}.${key}.0}}`, value: list[0] });
           }
         }
       }
