@@ -43,7 +43,10 @@ export function registerAudit(program: Command, streams: Streams, setExit: (stat
       let reproductionStarted = 0;
       const show = (step: AuditProgress) => {
         if (!progress.active) return;
-        if (step.stage === 'records') progress.update(`audit ${dir}: reading records`, { force: true });
+        if (step.stage === 'records') {
+          const share = step.totalBytes ? ` (${Math.floor((100 * (step.bytes ?? 0)) / step.totalBytes)}%)` : '';
+          progress.update(`audit ${dir}: checking records${step.records === undefined ? '' : ` ${step.records.toLocaleString('en-US')}${share}`}`, { force: step.records === undefined });
+        }
         else if (step.stage === 'manifest') progress.update(`audit ${dir}: hashing files against the manifest`, { force: true });
         else if (step.stage === 'columnar') progress.update(`audit ${dir}: comparing ${step.files.join(' and ')} with episodes.jsonl, row ${step.rows}/${step.total}`);
         else if (step.stage === 'reproduction') {

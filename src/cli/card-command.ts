@@ -7,7 +7,7 @@ import { writeDatasetCard } from '../dataset/dataset-card.js';
 import { beginDatasetUpdate, describedInputs } from '../dataset/dataset-inputs.js';
 import { CARD_FILE } from '../dataset/dataset-card.js';
 import { laneCardReader } from '../lanes/lane-cards.js';
-import { type Streams, writeJson } from './output.js';
+import { PassProgress, type Streams, writeJson } from './output.js';
 
 interface CardFlags {
   license?: string;
@@ -49,11 +49,13 @@ export function registerCard(program: Command, streams: Streams): void {
     )
     .action(async (dir: string, flags: CardFlags) => {
       const update = await beginDatasetUpdate(dir, 'card', { inputs: describedInputs(dir), outputs: [CARD_FILE] });
+      const progress = new PassProgress(streams, 'card', !flags.json);
       const result = await writeDatasetCard(dir, {
         ...(flags.license === undefined ? {} : { license: flags.license }),
         ...(flags.draft ? { draft: true } : {}),
         laneCards: laneCardReader(flags.lane === undefined ? {} : { lane: flags.lane }),
-      });
+        onProgress: progress.update,
+      }).finally(() => progress.clear());
       await update.commit();
       for (const reason of result.draft) streams.stderr.write(`card ${dir}: draft, not fit to publish: ${reason.reason} — fix: ${reason.fix}\n`);
       if (flags.json) return writeJson(streams, { path: result.path, draft: result.draft.length > 0, not_publishable: result.draft });

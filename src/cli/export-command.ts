@@ -14,7 +14,7 @@ import { CODEC_NAMES, codecByName } from '../models/codecs/codec-registry.js';
 import { renderTranscript } from '../models/codecs/model-codec.js';
 import { beginDatasetUpdate, checkInputs, recordInputs } from '../dataset/dataset-inputs.js';
 import { EPISODES_FILE } from '../dataset/dataset-reader.js';
-import { type Streams, writeJson } from './output.js';
+import { PassProgress, type Streams, writeJson } from './output.js';
 
 interface ExportFlags {
   out?: string;
@@ -99,10 +99,11 @@ export function registerExport(program: Command, streams: Streams): void {
     .addHelpText('after', `${ARGUMENTS_NOTE}\n\nExamples:\n  episode-factory export sft datasets/tool-world-dpo-v1 --arguments object\n  episode-factory export sft datasets/tool-world-v1 --out /tmp/sft.jsonl`)
     .action(async (dir: string, flags: ExportFlags) => {
       const renderer = rendererFor(flags.render);
-      const options = { arguments: flags.arguments, ...(renderer ? { renderer } : {}) };
+      const progress = new PassProgress(streams, 'export sft', !flags.json);
+      const options = { arguments: flags.arguments, ...(renderer ? { renderer } : {}), onProgress: progress.update, onStage: (stage: string) => progress.begin(stage) };
       if (flags.out === undefined) {
         const update = await beginDatasetUpdate(dir, 'export sft', { inputs: recordInputs(dir), outputs: ['sft/'] });
-        const summary = await exportConfig(dir, 'sft', options);
+        const summary = await exportConfig(dir, 'sft', options).finally(() => progress.clear());
         await update.commit();
         if (flags.json) return writeJson(streams, summary);
         const total = (key: 'exported' | 'records' | 'not_completed' | 'arguments_kept_as_text') => summary.splits.reduce((sum, split) => sum + split[key], 0);
@@ -113,7 +114,7 @@ export function registerExport(program: Command, streams: Streams): void {
         return;
       }
       await checkedSource(dir, streams);
-      const summary = await exportSft(dir, flags.out, options);
+      const summary = await exportSft(dir, flags.out, options).finally(() => progress.clear());
       if (flags.json) return writeJson(streams, summary);
       const rendered = summary.rendered_with ? `, rendered with ${summary.rendered_with}` : '';
       streams.stdout.write(
@@ -137,9 +138,11 @@ export function registerExport(program: Command, streams: Streams): void {
     .addHelpText('after', `${ARGUMENTS_NOTE}\n\nExamples:\n  episode-factory export dpo datasets/tool-world-dpo-v1 --arguments object\n  episode-factory export dpo datasets/tool-world-dpo-v1 --out /tmp/dpo.jsonl`)
     .action(async (dir: string, flags: ExportFlags) => {
       let pairs: number;
+      const progress = new PassProgress(streams, 'export dpo', !flags.json);
+      const shown = { onProgress: progress.update, onStage: (stage: string) => progress.begin(stage) };
       if (flags.out === undefined) {
         const update = await beginDatasetUpdate(dir, 'export dpo', { inputs: recordInputs(dir), outputs: ['dpo/'] });
-        const summary = await exportConfig(dir, 'dpo', { arguments: flags.arguments });
+        const summary = await exportConfig(dir, 'dpo', { arguments: flags.arguments, ...shown }).finally(() => progress.clear());
         await update.commit();
         if (flags.json) return writeJson(streams, summary);
         const total = (key: 'pairs' | 'groups' | 'unpaired' | 'same_agent_moves' | 'arguments_kept_as_text') => summary.splits.reduce((sum, split) => sum + split[key], 0);
@@ -151,7 +154,7 @@ export function registerExport(program: Command, streams: Streams): void {
         );
       } else {
         await checkedSource(dir, streams);
-        const summary = await exportDpo(dir, flags.out, { arguments: flags.arguments });
+        const summary = await exportDpo(dir, flags.out, { arguments: flags.arguments, ...shown }).finally(() => progress.clear());
         if (flags.json) return writeJson(streams, summary);
         pairs = summary.pairs;
         streams.stdout.write(

@@ -73,6 +73,49 @@ export class ProgressLine {
   }
 }
 
+/** Where a pass over a dataset is: what dataset-reader's passes report. */
+export interface PassDone {
+  records: number;
+  bytes: number;
+  totalBytes: number;
+}
+
+/**
+ * The progress of a long pass over a dataset on a terminal: records done, the
+ * share of the file read, the rate and the time left, e.g. `dedup: reading
+ * 120,000 records (48%), 2,400/s, 52s left`. Silent with --json, --quiet or
+ * when stderr is not a terminal. `stage` names what the pass does.
+ */
+export class PassProgress {
+  private readonly line: ProgressLine;
+  private started = performance.now();
+  private stage = '';
+
+  constructor(streams: Streams, private readonly label: string, enabled: boolean) {
+    this.line = new ProgressLine(streams.stderr, enabled);
+  }
+
+  /** Starts a new stage (a second pass): the rate and time left start over. */
+  begin(stage: string): void {
+    this.stage = stage;
+    this.started = performance.now();
+  }
+
+  readonly update = (done: PassDone): void => {
+    if (!this.line.active) return;
+    const seconds = (performance.now() - this.started) / 1000;
+    const fraction = done.totalBytes > 0 ? done.bytes / done.totalBytes : 1;
+    const rate = seconds > 0 ? done.records / seconds : 0;
+    const left = fraction > 0 ? (seconds * (1 - fraction)) / fraction : Number.NaN;
+    const stage = this.stage === '' ? '' : `${this.stage} `;
+    this.line.update(`${this.label}: ${stage}${done.records.toLocaleString('en-US')} records (${Math.floor(fraction * 100)}%), ${Math.round(rate).toLocaleString('en-US')}/s, ${shortDuration(left)} left`);
+  };
+
+  clear(): void {
+    this.line.clear();
+  }
+}
+
 /** "12s", "3m05s", "1h02m": short enough for a progress line. */
 export function shortDuration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '?';

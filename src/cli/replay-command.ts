@@ -2,7 +2,7 @@
 // name every record that no longer verifies (exit 1).
 
 import type { Command } from 'commander';
-import { replayDataset } from '../dataset-replay/replay-dataset.js';
+import { type ReplayFailure, replayDataset } from '../dataset-replay/replay-dataset.js';
 import { ProgressLine, type Streams, writeJson } from './output.js';
 
 interface ReplayFlags {
@@ -37,14 +37,20 @@ export function registerReplay(program: Command, streams: Streams, setExit: (sta
         recordIds: flags.record,
         lane: flags.lane,
         onRecord: (done, total) => progress.update(`replay ${dir}: ${done}/${total} records`),
+        // Printed as found, not gathered: a replay of a huge dataset whose records fail keeps no list of them.
+        ...(flags.json
+          ? {}
+          : {
+              onFailure: (failure: ReplayFailure) => {
+                progress.clear();
+                for (const problem of failure.problems) streams.stdout.write(`FAIL ${failure.where}: ${problem}\n`);
+              },
+            }),
       });
       progress.clear();
       if (flags.json) {
         writeJson(streams, summary);
       } else {
-        for (const failure of summary.failures) {
-          for (const problem of failure.problems) streams.stdout.write(`FAIL ${failure.where}: ${problem}\n`);
-        }
         for (const problem of summary.manifest_problems) streams.stdout.write(`FAIL manifest: ${problem}\n`);
         if (summary.no_manifest) streams.stderr.write(`replay: warning: ${dir} has no manifest.json: a line removed from episodes.jsonl cannot be seen\n`);
         const corrupt = summary.corrupt_lines > 0 ? `, ${summary.corrupt_lines} corrupt line${summary.corrupt_lines === 1 ? '' : 's'}` : '';

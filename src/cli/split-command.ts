@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { beginDatasetUpdate } from '../dataset/dataset-inputs.js';
 import { EPISODES_FILE } from '../dataset/dataset-reader.js';
 import { SPLIT_FILE, splitDataset, TEST_FILE, TRAIN_FILE } from '../dataset/dataset-split.js';
-import { type Streams, writeJson } from './output.js';
+import { PassProgress, type Streams, writeJson } from './output.js';
 
 const tasks = (count: number) => `${count} task${count === 1 ? '' : 's'}`;
 
@@ -25,7 +25,8 @@ export function registerSplit(program: Command, streams: Streams): void {
     .option('--json', 'print the split layout as JSON')
     .action(async (dir: string, flags: { test: string; json?: boolean }) => {
       const update = await beginDatasetUpdate(dir, 'split', { inputs: [EPISODES_FILE], outputs: [TRAIN_FILE, TEST_FILE, SPLIT_FILE] });
-      const summary = await splitDataset(dir, Number(flags.test));
+      const progress = new PassProgress(streams, 'split', !flags.json);
+      const summary = await splitDataset(dir, Number(flags.test), dir, { onProgress: progress.update, onStage: (stage) => progress.begin(stage) }).finally(() => progress.clear());
       await update.commit();
       if (flags.json) return writeJson(streams, summary);
       const { train, test } = summary.splits;

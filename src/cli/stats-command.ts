@@ -6,10 +6,10 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { checkInputs } from '../dataset/dataset-inputs.js';
-import { EPISODES_FILE, formatProblem, readDataset } from '../dataset/dataset-reader.js';
-import { computeStats } from '../dataset/dataset-stats.js';
+import { EPISODES_FILE, formatProblem } from '../dataset/dataset-reader.js';
+import { datasetStats } from '../dataset/dataset-stats.js';
 import { formatStats } from '../dataset/stats-text.js';
-import { type Streams, writeJson } from './output.js';
+import { PassProgress, type Streams, writeJson } from './output.js';
 
 interface StatsFlags {
   json?: boolean;
@@ -37,10 +37,11 @@ export function registerStats(program: Command, streams: Streams, setExit: (stat
     .action(async (dir: string, flags: StatsFlags) => {
       const { warning } = await checkInputs(dir, 'stats', [EPISODES_FILE]);
       if (warning) streams.stderr.write(`stats: warning: ${warning}\n`);
-      const dataset = await readDataset(dir);
-      for (const problem of dataset.problems) streams.stderr.write(`${formatProblem({ ...problem, file: join(dir, problem.file) })}\n`);
-      setExit(dataset.problems.length > 0 ? 1 : 0);
-      const stats = computeStats(dataset);
+      const progress = new PassProgress(streams, 'stats', !flags.json);
+      const stats = await datasetStats(dir, { onProgress: progress.update }).finally(() => progress.clear());
+      for (const problem of stats.problems) streams.stderr.write(`${formatProblem({ ...problem, file: join(dir, problem.file) })}\n`);
+      if (stats.problem_count > stats.problems.length) streams.stderr.write(`${join(dir, EPISODES_FILE)}: and ${stats.problem_count - stats.problems.length} more unreadable lines, not listed\n`);
+      setExit(stats.problem_count > 0 ? 1 : 0);
       if (flags.json) {
         writeJson(streams, stats);
         return;

@@ -2,14 +2,17 @@
 // alone. Lanes are found by the name each record carries and must still hash
 // to the value it recorded; corrupt or torn lines are failures with their line
 // numbers, never skipped; and the file is compared with its manifest, since a
-// deleted line leaves every remaining record verifiable.
+// deleted line leaves every remaining record verifiable. The file is streamed
+// a line at a time: a replay's memory does not grow with the dataset.
 
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
 import type { Lane } from '../lanes/lane.js';
 import { loadLane } from '../lanes/lane-loader.js';
-import { readJsonl } from '../records/jsonl.js';
+import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
+import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
+import { createReadStream } from 'node:fs';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { replayRecord } from '../verify/replay.js';
 import { EPISODES_FILE } from '../generation/dataset-directory.js';
@@ -37,15 +40,23 @@ export interface ReplayDatasetSummary {
    */
   manifest_problems: string[];
   no_manifest?: true;
+  /** The first MAX_LISTED_FAILURES failures, in file order. */
   failures: ReplayFailure[];
+  /** Failures past those, counted but not listed (each was handed to onFailure). */
+  unlisted_failures: number;
   wall_seconds: number;
 }
+
+/** Failures a summary lists; the rest are counted, so a replay of millions of failing records stays in bounded memory. */
+export const MAX_LISTED_FAILURES = 1000;
 
 export interface ReplayDatasetOptions {
   recordIds?: string[];
   /** A lane file to use instead of finding each record's lane by name. */
   lane?: string;
   onRecord?: (done: number, total: number, ok: boolean) => void;
+  /** Each failure as it is found, listed or not. */
+  onFailure?: (failure: ReplayFailure) => void;
 }
 
 /** episodes.jsonl against the manifest: what differs, or that there is no manifest to compare with. */
@@ -62,6 +73,17 @@ async function manifestCheck(dir: string): Promise<{ manifestProblems: string[];
   }
 }
 
+/** The lines of a file (a last line without a newline counted too), counted without reading them as text. */
+async function countLines(path: string): Promise<number> {
+  let lines = 0;
+  let last = 0x0a;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let index = chunk.indexOf(0x0a); index >= 0; index = chunk.indexOf(0x0a, index + 1)) lines++;
+    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
+  }
+  return last === 0x0a ? lines : lines + 1;
+}
+
 export async function replayDataset(dir: string, options: ReplayDatasetOptions = {}): Promise<ReplayDatasetSummary> {
   const started = performance.now();
   const file = join(dir, EPISODES_FILE);
@@ -73,23 +95,18 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   }
   const recordIds = options.recordIds ?? [];
   const filtered = recordIds.length > 0;
+  const wanted = new Set(recordIds);
+  const found = new Set<string>();
   // Like a corrupt line, a line removed elsewhere is not the business of a replay of chosen records.
   const { manifestProblems, noManifest } = filtered ? { manifestProblems: [], noManifest: false } : await manifestCheck(dir);
-  const { rows, problems } = await readJsonl(file);
-  // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
-  const failures: ReplayFailure[] = filtered ? [] : problems.map((problem) => ({ where: `${EPISODES_FILE}:${problem.line}`, problems: [problem.reason] }));
-  const corruptLines = failures.length;
-
-  let selected = rows;
-  if (filtered) {
-    const wanted = new Set(recordIds);
-    selected = rows.filter((row) => wanted.has((row.value as { record_id?: string })?.record_id ?? ''));
-    const found = new Set(selected.map((row) => (row.value as { record_id: string }).record_id));
-    const missing = recordIds.filter((id) => !found.has(id));
-    if (missing.length > 0) {
-      throw new FactoryError('usage', `${file} has no record ${missing.map((id) => `"${id}"`).join(', ')}`, { fix: 'check the id against the record_id fields of the file' });
-    }
-  }
+  const failures: ReplayFailure[] = [];
+  let unlisted = 0;
+  const fail = (failure: ReplayFailure) => {
+    if (failures.length < MAX_LISTED_FAILURES) failures.push(failure);
+    else unlisted++;
+    options.onFailure?.(failure);
+  };
+  let corruptLines = 0;
 
   const lanes = new Map<string, Lane | Error>();
   const laneFor = (name: string): Lane | Error => {
@@ -104,48 +121,80 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     return lanes.get(key)!;
   };
 
+  // Streamed: one line at a time, so a replay's memory does not grow with the file (the ids seen are kept, to catch a repeat).
+  const total = filtered ? recordIds.length : await countLines(file);
+  let selected = 0;
   let verified = 0;
   let failed = 0;
   const firstLine = new Map<string, number>();
-  for (const [index, row] of selected.entries()) {
-    const value = row.value as { record_id?: unknown; provenance?: { lineage?: { lane?: unknown } } };
-    const where = typeof value?.record_id === 'string' ? value.record_id : `${EPISODES_FILE}:${row.line}`;
+  for await (const entry of readLines(file)) {
+    let value: { record_id?: unknown; provenance?: { lineage?: { lane?: unknown } } } | undefined;
+    let problem = lineProblem(entry);
+    if (problem === undefined) {
+      try {
+        value = parseBoundedJson(entry.text, { maxDepth: MAX_RECORD_DEPTH, where: 'the line' }) as typeof value;
+      } catch (error) {
+        problem = jsonLineProblem(error);
+      }
+    }
+    if (problem !== undefined) {
+      // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
+      if (!filtered) {
+        fail({ where: `${EPISODES_FILE}:${entry.line}`, problems: [problem] });
+        corruptLines++;
+      }
+      continue;
+    }
+    const recordId = typeof value?.record_id === 'string' ? value.record_id : undefined;
+    if (filtered) {
+      if (recordId === undefined || !wanted.has(recordId)) continue;
+      found.add(recordId);
+    }
+    selected++;
+    const where = recordId ?? `${EPISODES_FILE}:${entry.line}`;
     const laneName = value?.provenance?.lineage?.lane;
     let ok = false;
-    const seenAt = typeof value?.record_id === 'string' ? firstLine.get(value.record_id) : undefined;
-    if (typeof value?.record_id === 'string' && seenAt === undefined) firstLine.set(value.record_id, row.line);
+    const seenAt = recordId === undefined ? undefined : firstLine.get(recordId);
+    if (recordId !== undefined && seenAt === undefined) firstLine.set(recordId, entry.line);
     if (seenAt !== undefined) {
-      failures.push({ where, problems: [`line ${row.line} repeats the record_id of line ${seenAt}`] });
+      fail({ where, problems: [`line ${entry.line} repeats the record_id of line ${seenAt}`] });
     } else if (typeof laneName !== 'string') {
-      failures.push({ where, problems: [`line ${row.line} has no provenance.lineage.lane`] });
+      fail({ where, problems: [`line ${entry.line} has no provenance.lineage.lane`] });
     } else {
       const lane = laneFor(laneName);
       if (lane instanceof Error) {
         const fix = lane instanceof FactoryError && lane.fix ? ` (${lane.fix})` : '';
-        failures.push({ where, problems: [`cannot load lane "${laneName}": ${errorMessage(lane)}${fix}`] });
+        fail({ where, problems: [`cannot load lane "${laneName}": ${errorMessage(lane)}${fix}`] });
       } else {
-        const verdict = await replayRecord(row.value, lane, {
-          text: row.text,
+        const verdict = await replayRecord(value, lane, {
+          text: entry.text,
           derivePolicy: (actor) => (actor.kind === 'scripted' ? policyFactoryFor(lane) : undefined),
         });
         ok = verdict.ok;
         if (ok) verified++;
-        else failures.push({ where, problems: verdict.problems });
+        else fail({ where, problems: verdict.problems });
       }
     }
     if (!ok) failed++;
-    options.onRecord?.(index + 1, selected.length, ok);
+    options.onRecord?.(selected, Math.max(total, selected), ok);
+  }
+  if (filtered) {
+    const missing = recordIds.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      throw new FactoryError('usage', `${file} has no record ${missing.map((id) => `"${id}"`).join(', ')}`, { fix: 'check the id against the record_id fields of the file' });
+    }
   }
 
   return {
     dir,
-    records: selected.length,
+    records: selected,
     verified,
     failed,
     corrupt_lines: corruptLines,
     manifest_problems: manifestProblems,
     ...(noManifest ? { no_manifest: true as const } : {}),
     failures,
+    unlisted_failures: unlisted,
     wall_seconds: Math.round(performance.now() - started) / 1000,
   };
 }

@@ -1,24 +1,23 @@
 // Owns the checks an audit makes from the files and records alone: the
 // manifest against the directory (every file's sha256, size and rows, nothing
 // missing, nothing extra), every JSONL line readable (reported by file and line,
-// never skipped), record ids unique and every source_record_id resolvable, a
-// derived record byte for byte its source's with the derived lineage (and the
-// source the very one its manifest names), the
-// provenance gate (actors, model digests, a user simulator for simulated user
-// turns, seed, lane and its hash, the commands to regenerate and replay), and
-// the shape of each conversation's turns (every tool message answers a call of
-// the assistant turn before it, in order, and every call is answered).
+// never skipped), and what one record must be: the provenance gate (actors,
+// model digests, a user simulator for simulated user turns, seed, lane and its
+// hash, the commands to regenerate and replay) and the shape of its
+// conversation's turns (every tool message answers a call of the assistant
+// turn before it, in order, and every call is answered). audit-records.ts
+// applies the record checks, with ids and lineage, as the records stream past.
 
 import { errorMessage, FactoryError } from '../core/errors.js';
 import { actorPin } from '../models/model-pin.js';
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { EpisodeRecord, RecordToolCall } from '../records/episode-record.js';
-import { deriveRecord } from '../records/lineage.js';
-import { readJsonl } from '../records/jsonl.js';
+import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
+import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
 import { countRows, datasetFiles, MANIFEST_FILE, type Manifest } from '../records/manifest.js';
 import { compareWithManifest, readVerifiableManifest, type ReadManifest } from '../records/manifest-verification.js';
-import { type Dataset, EPISODES_FILE } from './dataset-reader.js';
+import { EPISODES_FILE } from './dataset-reader.js';
 
 export type AuditCheck = 'manifest' | 'lines' | 'ids' | 'lineage' | 'provenance' | 'turns' | 'columnar' | 'reproduction';
 
@@ -67,90 +66,31 @@ export async function checkManifest(dir: string): Promise<{ manifest?: Manifest;
 }
 
 /**
- * Every JSONL file of the directory, read line by line: torn, blank or corrupt
- * lines are findings, and in the records file lines that are JSON but not
- * records. The records file, already read as `dataset`, is not read again.
+ * Every JSONL file of the directory but the records file (whose lines the
+ * record pass reads: `recordLines` is where its findings go, in the order of
+ * the files), read line by line: torn, blank or corrupt lines are findings.
  */
-export async function checkLines(dir: string, dataset?: Dataset): Promise<Finding[]> {
+export async function checkLines(dir: string, recordsFile: string, recordLines: readonly Finding[]): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const path of datasetFiles(dir).filter((file) => file.endsWith('.jsonl'))) {
     const file = relative(dir, path).split(sep).join('/');
-    const problems = dataset && file === dataset.file ? dataset.problems : (await readJsonl(path)).problems;
-    // A record_id that comes back with other bytes is a line that reads well: what is wrong is the id.
-    for (const problem of problems) findings.push({ check: 'conflict' in problem && problem.conflict ? 'ids' : 'lines', where: `${file}:${problem.line}`, reason: problem.reason });
-  }
-  return findings;
-}
-
-/** Ids unique; each source_record_id names a record here or in a parent dataset. */
-export function checkIds(dataset: Dataset, parentIds: ReadonlySet<string>): Finding[] {
-  const findings: Finding[] = [];
-  const firstLine = new Map<string, number>();
-  for (const { record, line } of dataset.rows) {
-    const seen = firstLine.get(record.record_id);
-    if (seen !== undefined) findings.push({ check: 'ids', where: `${dataset.file}:${line}`, reason: `record_id ${record.record_id} repeats line ${seen}` });
-    else firstLine.set(record.record_id, line);
-  }
-  for (const { record, line } of dataset.rows) {
-    const { operation, source_record_id: source } = record.provenance.lineage;
-    if (operation === 'generate') {
-      if (source !== null) findings.push({ check: 'ids', where: `${dataset.file}:${line}`, reason: `an original record has source_record_id ${source}` });
-    } else if (source === null) {
-      findings.push({ check: 'ids', where: `${dataset.file}:${line}`, reason: `record ${record.record_id} was made by ${operation} but names no source_record_id` });
-    } else if (!parentIds.has(source) && !firstLine.has(source)) {
-      findings.push({ check: 'ids', where: `${dataset.file}:${line}`, reason: `source_record_id ${source} is in neither this dataset nor a parent (pass --parent DIR)` });
+    if (file === recordsFile) {
+      findings.push(...recordLines);
+      continue;
+    }
+    for await (const entry of readLines(path)) {
+      let reason = lineProblem(entry);
+      if (reason === undefined) {
+        try {
+          parseBoundedJson(entry.text, { maxDepth: MAX_RECORD_DEPTH, where: 'the line' });
+        } catch (error) {
+          reason = jsonLineProblem(error);
+        }
+      }
+      if (reason !== undefined) findings.push({ check: 'lines', where: `${file}:${entry.line}`, reason });
     }
   }
   return findings;
-}
-
-/** A dataset passed with --parent: its records by id (their exact lines) and what its own manifest says of it. */
-export interface ParentDataset {
-  dir: string;
-  /** The sha256 of its manifest.json; undefined when it has none. */
-  manifestSha256?: string;
-  /** Why its records file cannot be vouched for (differs from its manifest, or no manifest). */
-  problems: string[];
-  lines: Map<string, string>;
-}
-
-/**
- * A derived record (dedup's) must be its source record with the derived
- * lineage and nothing else, byte for byte; and a dataset whose manifest names
- * its source's manifest must be audited with that very source. Without this,
- * rewriting a derived dataset and its manifest would forge its lineage.
- */
-export function checkLineage(dataset: Dataset, manifest: Manifest | undefined, parents: readonly ParentDataset[]): Finding[] {
-  const findings: Finding[] = [];
-  if (parents.length === 0) return findings;
-  for (const parent of parents) for (const problem of parent.problems) findings.push({ check: 'lineage', where: parent.dir, reason: problem });
-  const named = manifest?.source_manifest_sha256;
-  if (named !== undefined && !parents.some((parent) => parent.manifestSha256 === named)) {
-    findings.push({
-      check: 'lineage',
-      where: MANIFEST_FILE,
-      reason: `source_manifest_sha256 is ${named.slice(0, 12)}…, but no --parent has that manifest (${parents.map((parent) => `${parent.dir}: ${parent.manifestSha256?.slice(0, 12) ?? 'none'}…`).join(', ')}): the source changed after this dataset was made from it, or this is not its source`,
-    });
-  }
-  for (const { record, line, text } of dataset.rows) {
-    const { operation, source_record_id: source } = record.provenance.lineage;
-    if (operation === 'generate' || source === null) continue;
-    const parentLine = parents.map((parent) => parent.lines.get(source)).find((found) => found !== undefined);
-    if (parentLine === undefined) continue;
-    const expected = JSON.stringify(deriveRecord(JSON.parse(parentLine) as EpisodeRecord, operation));
-    if (expected !== text) {
-      findings.push({ check: 'lineage', where: recordPlace(dataset.file, line, record), reason: `differs from its source record ${source} with ${operation} lineage (${firstDifference(expected, text)}): it was edited after ${operation} wrote it` });
-    }
-  }
-  return findings;
-}
-
-/** Where two texts first differ, with a little of each, for a finding. */
-function firstDifference(expected: string, actual: string): string {
-  let index = 0;
-  while (index < expected.length && expected[index] === actual[index]) index++;
-  const excerpt = (text: string) => JSON.stringify(text.slice(Math.max(0, index - 20), index + 20));
-  return `from character ${index}: expected ${excerpt(expected)}, found ${excerpt(actual)}`;
 }
 
 /** The policy actor, or a model that acted: a record without a digest for a model cannot be reproduced. */
@@ -178,7 +118,7 @@ function actorProblems(record: EpisodeRecord): string[] {
 }
 
 /** Where a finding about one record points: the line and the record id (a JSON pointer inside it starts the reason). */
-function recordPlace(file: string, line: number, record: EpisodeRecord): string {
+export function recordPlace(file: string, line: number, record: EpisodeRecord): string {
   return `${file}:${line} (${record.record_id})`;
 }
 
@@ -200,25 +140,27 @@ function userActorProblems(record: EpisodeRecord): string[] {
   return [];
 }
 
-export function checkProvenance(dataset: Dataset, manifest: Manifest | undefined): Finding[] {
-  const findings: Finding[] = [];
-  const laneHashes = new Map((manifest?.lanes ?? []).map((lane) => [lane.name, lane.sha256]));
-  for (const { record, line } of dataset.rows) {
-    const where = `${dataset.file}:${line}`;
-    const { lineage } = record.provenance;
-    for (const problem of actorProblems(record)) findings.push({ check: 'provenance', where, reason: problem });
-    for (const problem of userActorProblems(record)) findings.push({ check: 'provenance', where: recordPlace(dataset.file, line, record), reason: problem });
-    if (!lineage.generate_command.includes(` ${lineage.lane} `) || !lineage.generate_command.includes(`--seeds ${lineage.seed}..${lineage.seed}`)) {
-      findings.push({ check: 'provenance', where, reason: `generate_command does not regenerate lane ${lineage.lane} seed ${lineage.seed}: ${lineage.generate_command}` });
-    }
-    if (!lineage.replay_command.includes(record.record_id)) findings.push({ check: 'provenance', where, reason: `replay_command does not name ${record.record_id}` });
-    const listed = laneHashes.get(lineage.lane);
-    if (manifest && listed === undefined) findings.push({ check: 'provenance', where, reason: `lane ${lineage.lane} is not among the manifest's lanes` });
-    else if (listed !== undefined && listed !== lineage.lane_sha256) {
-      findings.push({ check: 'provenance', where, reason: `lane_sha256 ${lineage.lane_sha256.slice(0, 12)}… differs from the manifest's ${listed.slice(0, 12)}…` });
-    }
+/**
+ * The provenance gate's problems with one record: its actors, its user
+ * simulator, its commands, its lane against the manifest's (`laneHashes`,
+ * empty when there is no manifest). `placed` problems point at the record
+ * (line and id), the others at the line.
+ */
+export function provenanceProblems(record: EpisodeRecord, laneHashes: ReadonlyMap<string, string>, hasManifest: boolean): { placed: boolean; reason: string }[] {
+  const problems: { placed: boolean; reason: string }[] = [];
+  const { lineage } = record.provenance;
+  for (const problem of actorProblems(record)) problems.push({ placed: false, reason: problem });
+  for (const problem of userActorProblems(record)) problems.push({ placed: true, reason: problem });
+  if (!lineage.generate_command.includes(` ${lineage.lane} `) || !lineage.generate_command.includes(`--seeds ${lineage.seed}..${lineage.seed}`)) {
+    problems.push({ placed: false, reason: `generate_command does not regenerate lane ${lineage.lane} seed ${lineage.seed}: ${lineage.generate_command}` });
   }
-  return findings;
+  if (!lineage.replay_command.includes(record.record_id)) problems.push({ placed: false, reason: `replay_command does not name ${record.record_id}` });
+  const listed = laneHashes.get(lineage.lane);
+  if (hasManifest && listed === undefined) problems.push({ placed: false, reason: `lane ${lineage.lane} is not among the manifest's lanes` });
+  else if (listed !== undefined && listed !== lineage.lane_sha256) {
+    problems.push({ placed: false, reason: `lane_sha256 ${lineage.lane_sha256.slice(0, 12)}… differs from the manifest's ${listed.slice(0, 12)}…` });
+  }
+  return problems;
 }
 
 /** The assistant turn whose calls the tool messages after it answer. */
@@ -320,14 +262,6 @@ export function turnProblems(record: EpisodeRecord): string[] {
   });
   close(messages.length);
   return problems;
-}
-
-export function checkTurns(dataset: Dataset): Finding[] {
-  const findings: Finding[] = [];
-  for (const { record, line } of dataset.rows) {
-    for (const problem of turnProblems(record)) findings.push({ check: 'turns', where: recordPlace(dataset.file, line, record), reason: problem });
-  }
-  return findings;
 }
 
 /** A deterministic sample of record ids, independent of file order. */

@@ -3,12 +3,14 @@
 // the current SFT and DPO exports, and every reason the card is not fit to
 // publish.
 
-import { type Dataset } from './dataset-reader.js';
-import { compareKeys } from './key-order.js';
+import type { CardRecords } from './card-records.js';
+import type { PassOptions } from './dataset-reader.js';
 import { type ExportFacts, readExports } from './export-configs.js';
 import { code } from './card-text.js';
 
 export interface CardOptions {
+  /** Called now and then as the records are read. */
+  onProgress?: PassOptions['onProgress'];
   /** A Hugging Face license id (mit, apache-2.0, cc-by-4.0, ...); overrides the lanes' dataset_card.license. */
   license?: string;
   /** Write the card even when it is not fit to publish (no license, a stale export), with placeholders and warnings. */
@@ -45,9 +47,9 @@ export interface CardFacts {
 }
 
 /** Reads each lane's dataset_card (by name, as replay finds lanes) and the exports beside the records. */
-export async function readCardFacts(dir: string, dataset: Dataset, options: CardOptions = {}): Promise<CardFacts> {
+export async function readCardFacts(dir: string, records: CardRecords, options: CardOptions = {}): Promise<CardFacts> {
   const facts: CardFacts = { exports: [], problems: [] };
-  const names = [...new Set(dataset.rows.map((row) => row.record.provenance.lineage.lane))].sort(compareKeys);
+  const names = records.laneNames();
   const cards = new Map<string, LaneCardFields | undefined>();
   const unreadable: string[] = [];
   const looked = options.laneCards?.(names) ?? new Map<string, LaneCardLookup>(names.map((name) => [name, { error: 'no lane lookup was given' }]));
@@ -82,7 +84,7 @@ export async function readCardFacts(dir: string, dataset: Dataset, options: Card
     }
     if (facts.license === undefined && facts.problems.length === 0) facts.problems.push({ reason: 'the records name no lane, so no lane sets the license', fix });
   }
-  const { exports, problems } = await readExports(dir, dataset);
+  const { exports, problems } = await readExports(dir, records.ids);
   facts.exports = exports;
   for (const problem of problems) facts.problems.push({ reason: problem.reason, fix: problem.fix });
   return facts;

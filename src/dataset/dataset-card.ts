@@ -9,9 +9,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
-import { readWholeDataset } from './dataset-reader.js';
 import { type CardOptions, readCardFacts } from './card-facts.js';
 import { datasetCardInput, type DatasetCardInput } from './card-input.js';
+import { CardRecords } from './card-records.js';
 import { frontMatter } from './card-front-matter.js';
 import { exportsSection, filesSection, introduction, purpose, schemaSection } from './card-data-sections.js';
 import { generationSection, licenseSection, limitationsSection, provenanceSection, statisticsSection } from './card-provenance-sections.js';
@@ -56,8 +56,8 @@ export async function writeDatasetCard(dir: string, options: CardOptions = {}): 
     });
   }
   // A card says how many records were verified: it is never written over lines that could not be read or an id with two contents.
-  const dataset = await readWholeDataset(dir, 'described (no card was written)');
-  const facts = await readCardFacts(dir, dataset, options);
+  const records = await CardRecords.read(dir, 'described (no card was written)', options.onProgress ? { onProgress: options.onProgress } : {});
+  const facts = await readCardFacts(dir, records, options);
   if (facts.problems.length > 0 && !options.draft) {
     const [first] = facts.problems;
     throw new FactoryError('card_not_publishable', `card ${dir}: not written: ${first!.reason}${facts.problems.length > 1 ? ` (and ${facts.problems.length - 1} more, listed above)` : ''}`, {
@@ -66,6 +66,6 @@ export async function writeDatasetCard(dir: string, options: CardOptions = {}): 
     });
   }
   const path = join(dir, CARD_FILE);
-  writeFileSync(path, renderDatasetCard(datasetCardInput(dir, dataset, facts)));
+  writeFileSync(path, renderDatasetCard(datasetCardInput(dir, records, facts)));
   return { path, draft: facts.problems };
 }

@@ -1,13 +1,19 @@
-// Owns reading which lanes (name and hash) a dataset's records come from, for
-// manifests that operations other than generate write.
+// Owns gathering which lanes (name and hash) a dataset's records come from,
+// record by record, for manifests that operations other than generate write.
 
-import type { Dataset } from './dataset-reader.js';
+import type { EpisodeRecord } from '../records/episode-record.js';
 
-export function lanesOf(dataset: Dataset): { name: string; sha256: string }[] {
-  const lanes = new Map<string, { name: string; sha256: string }>();
-  for (const { record } of dataset.rows) {
+export class LaneTally {
+  private readonly lanes = new Map<string, { name: string; sha256: string }>();
+
+  add(record: EpisodeRecord): void {
     const { lane, lane_sha256 } = record.provenance.lineage;
-    lanes.set(`${lane}\u0000${lane_sha256}`, { name: lane, sha256: lane_sha256 });
+    const key = `${lane}\u0000${lane_sha256}`;
+    if (!this.lanes.has(key)) this.lanes.set(key, { name: lane, sha256: lane_sha256 });
   }
-  return [...lanes.values()].sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : left.sha256 < right.sha256 ? -1 : 1));
+
+  /** Each (name, hash) once, sorted by name, then hash. */
+  list(): { name: string; sha256: string }[] {
+    return [...this.lanes.values()].sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : left.sha256 < right.sha256 ? -1 : 1));
+  }
 }

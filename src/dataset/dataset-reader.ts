@@ -1,15 +1,18 @@
-// Owns reading a dataset directory for the dataset operations: every line of
-// episodes.jsonl decoded as strict UTF-8, parsed within the nesting limit and
-// checked against the record schema, and every record_id checked against the
-// lines before it, with each torn, corrupt or invalid line, and each id that
-// comes back with other bytes, reported by file and line number instead of
-// skipped or passed on.
+// Owns reading a dataset directory for the dataset operations, in bounded
+// memory: every line of episodes.jsonl decoded as strict UTF-8, parsed within
+// the nesting limit and checked against the record schema, and every
+// record_id checked against the lines before it, with each torn, corrupt or
+// invalid line, and each id that comes back with other bytes, reported by
+// file and line number instead of skipped or passed on. A dataset is streamed
+// one record at a time (`passOverDataset`): the memory an operation needs
+// does not grow with the file, except for what the operation itself keeps.
+// A record is found again by where its line is (`readRowAt`), not kept.
 
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
 import { FactoryError } from '../core/errors.js';
-import { sha256Hex } from '../core/hashing.js';
+import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
 import { validateAgainst } from '../records/schema-registry.js';
@@ -21,6 +24,11 @@ export interface DatasetRow {
   record: EpisodeRecord;
   /** The exact bytes of the line. */
   text: string;
+  /** Where the line is in its file, in bytes (its newline not counted): what `readRowAt` takes. */
+  offset: number;
+  bytes: number;
+  /** Set when an earlier line holds the same record, byte for byte: that line's number. */
+  repeatOf?: number;
 }
 
 export interface DatasetProblem {
@@ -55,15 +63,112 @@ export function assertDatasetDirectory(dir: string, file = EPISODES_FILE): strin
 
 export type DatasetEntry = { row: DatasetRow; problem?: never } | { problem: DatasetProblem; row?: never };
 
+/** Where a record's line is in its file. */
+export interface RecordPlace {
+  line: number;
+  offset: number;
+  bytes: number;
+}
+
+/**
+ * Places of lines, numbered in the order added, in typed arrays (16 bytes a
+ * line): what an operation keeps instead of the records themselves when it
+ * must come back to them (DPO's groups, an audit's sample).
+ */
+export class RecordPlaces {
+  private lines = new Int32Array(1024);
+  private offsets = new Float64Array(1024);
+  private lengths = new Int32Array(1024);
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(place: RecordPlace): number {
+    if (this.count === this.lines.length) {
+      this.lines = doubled(this.lines);
+      this.offsets = doubled(this.offsets);
+      this.lengths = doubled(this.lengths);
+    }
+    this.lines[this.count] = place.line;
+    this.offsets[this.count] = place.offset;
+    this.lengths[this.count] = place.bytes;
+    return this.count++;
+  }
+
+  get(index: number): RecordPlace {
+    return { line: this.lines[index]!, offset: this.offsets[index]!, bytes: this.lengths[index]! };
+  }
+}
+
+/**
+ * Where each record_id was first seen, about 100 bytes a record with the id
+ * itself. When an id comes again, the earlier line is read back from the
+ * file to tell an exact repeat from other bytes: no hash of the line is
+ * kept, so none can be matched by an altered line. A pass can be given one
+ * to ask, once it has read every line, whether an id is anywhere in the file.
+ */
+export class RecordIdIndex {
+  private readonly slots = new Map<string, number>();
+  private readonly places = new RecordPlaces();
+
+  get(id: string): RecordPlace | undefined {
+    const slot = this.slots.get(id);
+    return slot === undefined ? undefined : this.places.get(slot);
+  }
+
+  add(id: string, place: RecordPlace): void {
+    this.slots.set(id, this.places.add(place));
+  }
+
+  has(id: string): boolean {
+    return this.slots.has(id);
+  }
+}
+
+/** The bytes of one line of a file, by its place (from a DatasetRow or a JsonlLine). */
+export function readLineAt(path: string, offset: number, bytes: number): Buffer {
+  const buffer = Buffer.alloc(bytes);
+  const fd = openSync(path, 'r');
+  try {
+    let read = 0;
+    while (read < bytes) {
+      const got = readSync(fd, buffer, read, bytes - read, offset + read);
+      if (got === 0) throw new FactoryError('dataset_corrupt', `${path} ended before byte ${offset + bytes}: it changed while it was read`, { fix: 'run the command again on a dataset no other process is writing' });
+      read += got;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return buffer;
+}
+
+/**
+ * A record read again by its place, for an operation that passed over the
+ * dataset once already and kept only where each record is (DPO's groups).
+ * The line must be the one the first pass read: a file that changed in
+ * between is an error, not a different record.
+ */
+export function readRowAt(dir: string, file: string, place: RecordPlace): DatasetRow {
+  const path = join(dir, file);
+  const text = readLineAt(path, place.offset, place.bytes).toString('utf8');
+  let record: EpisodeRecord;
+  try {
+    record = JSON.parse(text) as EpisodeRecord;
+  } catch {
+    throw new FactoryError('dataset_corrupt', `${path}:${place.line} changed while it was read (it is no longer the record read before)`, { fix: 'run the command again on a dataset no other process is writing' });
+  }
+  return { line: place.line, record, text, offset: place.offset, bytes: place.bytes };
+}
+
 /**
  * Every line of the file in order, each either a valid record or a problem,
- * without holding the file: for operations (the report) that must scale past
- * what fits in memory. Only each record_id's line and a hash of its bytes are
- * kept, to tell a repeated record from an altered one.
+ * without holding the file. Only each record_id's line and place are kept, to
+ * tell a repeated record from an altered one.
  */
-export async function* streamDataset(dir: string, file = EPISODES_FILE): AsyncGenerator<DatasetEntry> {
+export async function* streamDataset(dir: string, file = EPISODES_FILE, seen = new RecordIdIndex()): AsyncGenerator<DatasetEntry> {
   const path = assertDatasetDirectory(dir, file);
-  const seen = new Map<string, { line: number; sha256: string }>();
   for await (const entry of readLines(path)) {
     const problem = (reason: string): DatasetEntry => ({ problem: { file, line: entry.line, reason } });
     const unreadable = lineProblem(entry);
@@ -84,12 +189,16 @@ export async function* streamDataset(dir: string, file = EPISODES_FILE): AsyncGe
       continue;
     }
     const record = value as EpisodeRecord;
-    const sha256 = sha256Hex(entry.text);
+    const row: DatasetRow = { line: entry.line, record, text: entry.text, offset: entry.offset, bytes: entry.bytes };
     const earlier = seen.get(record.record_id);
+    if (earlier === undefined) {
+      seen.add(record.record_id, entry);
+      yield { row };
+      continue;
+    }
     // The same bytes again are an exact duplicate (dedup's to drop); other bytes under the same id are not.
-    if (earlier === undefined || earlier.sha256 === sha256) {
-      if (earlier === undefined) seen.set(record.record_id, { line: entry.line, sha256 });
-      yield { row: { line: entry.line, record, text: entry.text } };
+    if (earlier.bytes === entry.bytes && readLineAt(path, earlier.offset, earlier.bytes).toString('utf8') === entry.text) {
+      yield { row: { ...row, repeatOf: earlier.line } };
     } else {
       yield {
         problem: {
@@ -103,6 +212,64 @@ export async function* streamDataset(dir: string, file = EPISODES_FILE): AsyncGe
   }
 }
 
+/** Problems listed in an error or a report at most; the rest are counted. */
+export const MAX_LISTED_PROBLEMS = 100;
+
+export interface DatasetPass {
+  /** Valid records visited. */
+  records: number;
+  /** Problems, the first MAX_LISTED_PROBLEMS of them (`problemCount` counts all). */
+  problems: DatasetProblem[];
+  problemCount: number;
+}
+
+export interface PassOptions {
+  file?: string;
+  /** The index of record ids the pass fills, for a caller that asks about ids after it. */
+  ids?: RecordIdIndex;
+  /** Called now and then with the bytes read so far and the file's size. */
+  onProgress?: (done: { records: number; bytes: number; totalBytes: number }) => void;
+}
+
+/**
+ * The one way a dataset operation reads records: one pass in file order, one
+ * record at a time, handed to `visit`. The memory is the visitor's own state
+ * and one record. Problems are collected (the first 100 listed, all
+ * counted); `passOverDataset` refuses them at the end (the operation's
+ * outputs must be staged and only moved into place after it returns), while
+ * `scanDataset` hands them back for the caller to report.
+ */
+export async function scanDataset(dir: string, visit: (row: DatasetRow) => void | Promise<void>, options: PassOptions = {}): Promise<DatasetPass> {
+  const file = options.file ?? EPISODES_FILE;
+  const totalBytes = statSync(assertDatasetDirectory(dir, file)).size;
+  const pass: DatasetPass = { records: 0, problems: [], problemCount: 0 };
+  let reported = 0;
+  for await (const entry of streamDataset(dir, file, options.ids)) {
+    if (entry.problem) {
+      pass.problemCount++;
+      if (pass.problems.length < MAX_LISTED_PROBLEMS) pass.problems.push(entry.problem);
+      continue;
+    }
+    pass.records++;
+    const result = visit(entry.row);
+    if (result) await result;
+    if (options.onProgress && pass.records - reported >= 1000) {
+      reported = pass.records;
+      options.onProgress({ records: pass.records, bytes: entry.row.offset + entry.row.bytes, totalBytes });
+    }
+  }
+  options.onProgress?.({ records: pass.records, bytes: totalBytes, totalBytes });
+  return pass;
+}
+
+/** For operations that must not work on part of a dataset: every unreadable or conflicting line stops them, at the end of the pass. */
+export async function passOverDataset(dir: string, operation: string, visit: (row: DatasetRow) => void | Promise<void>, options: PassOptions = {}): Promise<number> {
+  const pass = await scanDataset(dir, visit, options);
+  if (pass.problemCount > 0) throw datasetProblemsError(dir, pass.problems, operation, pass.problemCount);
+  return pass.records;
+}
+
+/** Every record of a small dataset, held in memory (tests, fixtures); the dataset commands stream instead. */
 export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Dataset> {
   const result: Dataset = { dir, file, rows: [], problems: [] };
   for await (const entry of streamDataset(dir, file)) {
@@ -117,26 +284,20 @@ export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Da
  * (a record_id with two contents) is a failed check, exit 1; unreadable lines
  * are a precondition, exit 2. Every problem is listed.
  */
-export function datasetProblemsError(dir: string, problems: readonly DatasetProblem[], operation: string): FactoryError {
+export function datasetProblemsError(dir: string, problems: readonly DatasetProblem[], operation: string, count = problems.length): FactoryError {
   const listed = problems.map((problem) => ({ where: `${join(dir, problem.file)}:${problem.line}`, reason: problem.reason }));
+  if (count > problems.length) listed.push({ where: dir, reason: `and ${count - problems.length} more lines like these, not listed` });
   const conflicts = problems.filter((problem) => problem.conflict !== undefined).length;
   if (conflicts > 0) {
-    return new FactoryError('dataset_tampered', `${dir} has ${conflicts} record_id${conflicts === 1 ? '' : 's'} whose lines differ from an earlier line with the same id; nothing was ${operation}`, {
+    return new FactoryError('dataset_tampered', `${dir} has ${conflicts}${count > problems.length ? ' or more' : ''} record_id${conflicts === 1 ? '' : 's'} whose lines differ from an earlier line with the same id; nothing was ${operation}`, {
       fix: 'run `episode-factory audit` on it, then regenerate the dataset (or restore it from the run that wrote it)',
       problems: listed,
     });
   }
-  return new FactoryError('dataset_corrupt', `${dir} has ${problems.length} unreadable line${problems.length === 1 ? '' : 's'}; nothing was ${operation}`, {
+  return new FactoryError('dataset_corrupt', `${dir} has ${count} unreadable line${count === 1 ? '' : 's'}; nothing was ${operation}`, {
     fix: 'run `episode-factory audit` on it, then regenerate or repair the listed lines',
     problems: listed,
   });
-}
-
-/** For operations that must not work on part of a dataset: every unreadable or conflicting line stops them, listed. */
-export async function readWholeDataset(dir: string, operation: string, file = EPISODES_FILE): Promise<Dataset> {
-  const dataset = await readDataset(dir, file);
-  if (dataset.problems.length > 0) throw datasetProblemsError(dir, dataset.problems, operation);
-  return dataset;
 }
 
 export function formatProblem(problem: DatasetProblem): string {

@@ -1,14 +1,19 @@
 // Owns `split`: a deterministic train/test split by task, never by episode, so
 // no task is seen in both. Which tasks go to test is decided by a hash of the
 // lane and task names alone, so adding seeds never moves a task. Records are
-// copied line for line, bytes unchanged.
+// copied line for line, bytes unchanged. Two passes in bounded memory: the
+// first gathers the task names (the split needs them all), the second copies
+// each line to its side. Both files are written under temporary names and
+// moved into place only when every line was read, so a dataset with an
+// unreadable line keeps its earlier split.
 
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { FactoryError } from '../core/errors.js';
 import { sha256Hex } from '../core/hashing.js';
+import { moveIntoPlace, temporaryPathFor } from '../records/atomic-file.js';
 import { JsonlAppender } from '../records/jsonl.js';
-import { readWholeDataset } from './dataset-reader.js';
+import { passOverDataset, type PassOptions } from './dataset-reader.js';
 
 export const SPLIT_FORMAT = 'episode-factory.split.v1';
 export const SPLIT_FILE = 'split.json';
@@ -40,21 +45,34 @@ export function testTasks(tasks: readonly string[], fraction: number): Set<strin
   return new Set(ordered.slice(0, count));
 }
 
-export async function splitDataset(dir: string, fraction: number, outDir = dir): Promise<SplitSummary> {
-  const dataset = await readWholeDataset(dir, 'split');
-  const tasks = [...new Set(dataset.rows.map(({ record }) => taskKey(record.provenance.lineage.lane, record.provenance.lineage.task)))].sort();
+export async function splitDataset(dir: string, fraction: number, outDir = dir, options: { onProgress?: PassOptions['onProgress']; onStage?: (stage: string) => void } = {}): Promise<SplitSummary> {
+  const names = new Set<string>();
+  options.onStage?.('reading tasks');
+  await passOverDataset(dir, 'split', ({ record }) => void names.add(taskKey(record.provenance.lineage.lane, record.provenance.lineage.task)), options);
+  const tasks = [...names].sort();
   const test = testTasks(tasks, fraction);
-  const train = new JsonlAppender(join(outDir, TRAIN_FILE));
-  const held = new JsonlAppender(join(outDir, TEST_FILE));
+  const [trainPath, testPath] = [join(outDir, TRAIN_FILE), join(outDir, TEST_FILE)];
+  const train = new JsonlAppender(temporaryPathFor(trainPath));
+  const held = new JsonlAppender(temporaryPathFor(testPath));
+  options.onStage?.('copying');
   try {
-    for (const row of dataset.rows) {
+    await passOverDataset(dir, 'split', (row) => {
       const key = taskKey(row.record.provenance.lineage.lane, row.record.provenance.lineage.task);
+      // A task the first pass did not see means the file changed between the passes.
+      if (!names.has(key)) throw new FactoryError('dataset_corrupt', `${dir}: line ${row.line} (task ${key}) was not there when the tasks were read: the file changed during the split`, { fix: 'run split again on a dataset no other process is writing' });
       (test.has(key) ? held : train).append(row.record, row.text);
-    }
-  } finally {
+    }, options);
     train.close({ sync: true });
     held.close({ sync: true });
+  } catch (error) {
+    train.close();
+    held.close();
+    rmSync(train.path, { force: true });
+    rmSync(held.path, { force: true });
+    throw error;
   }
+  moveIntoPlace(train.path, trainPath);
+  moveIntoPlace(held.path, testPath);
   const summary: SplitSummary = {
     format: SPLIT_FORMAT,
     test_fraction: fraction,

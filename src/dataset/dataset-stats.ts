@@ -7,7 +7,7 @@
 
 import { sha256Hex } from '../core/hashing.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
-import type { Dataset, DatasetProblem } from './dataset-reader.js';
+import { type Dataset, type DatasetProblem, type PassOptions, scanDataset } from './dataset-reader.js';
 import { trajectoryHash } from './trajectory.js';
 import { type Rate, wilsonInterval } from '../statistics/wilson-interval.js';
 import { sortedRecord } from './key-order.js';
@@ -52,7 +52,9 @@ export interface DatasetStats {
   format: typeof STATS_FORMAT;
   records: number;
   /** Torn, corrupt or invalid lines of the file, which no statistic counts. */
+  /** The first 100 unreadable lines; `problem_count` counts them all. */
   problems: DatasetProblem[];
+  problem_count: number;
   counts: {
     /** `name@version`. */
     by_world: Record<string, number>;
@@ -255,7 +257,7 @@ export class StatsAccumulator {
     this.wordings.set(record.task.id, wording);
   }
 
-  finish(problems: readonly DatasetProblem[]): DatasetStats {
+  finish(problems: readonly DatasetProblem[], problemCount = problems.length): DatasetStats {
     const byKind = new Map<string, FaultKindStats>();
     for (const [kind, tally] of this.faultKinds) {
       byKind.set(kind, { fired: tally.fired, episodes: tally.episodes, completed: wilsonInterval(tally.completed, tally.episodes) });
@@ -264,6 +266,7 @@ export class StatsAccumulator {
       format: STATS_FORMAT,
       records: this.records,
       problems: problems.map((problem) => ({ ...problem })),
+      problem_count: problemCount,
       counts: {
         by_world: this.byWorld.counted(),
         by_task: this.byTask.counted(),
@@ -303,4 +306,11 @@ export function computeStats(dataset: Dataset): DatasetStats {
   const accumulator = new StatsAccumulator();
   for (const row of dataset.rows) accumulator.add(row.record);
   return accumulator.finish(dataset.problems);
+}
+
+/** The same, streamed from a dataset directory one record at a time. */
+export async function datasetStats(dir: string, options: PassOptions = {}): Promise<DatasetStats> {
+  const accumulator = new StatsAccumulator();
+  const pass = await scanDataset(dir, (row) => accumulator.add(row.record), options);
+  return accumulator.finish(pass.problems, pass.problemCount);
 }

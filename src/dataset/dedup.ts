@@ -8,17 +8,24 @@
 // directory gets the kept records with dedup lineage, the dropped rows with
 // their reason, and dedup.json, a deterministic report that also marks the
 // directory as dedup output so a later run may replace it.
+//
+// Memory is bounded: the records are streamed twice (decide, then write), and
+// what stays in memory is small per record: the decisions in typed arrays, a
+// short trajectory hash per distinct trajectory, and the LSH buckets of the
+// kept records. Their shingles, and semantic dedup's vectors, are on disk.
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FactoryError } from '../core/errors.js';
+import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { deriveRecord } from '../records/lineage.js';
 import { describeFile, type ManifestFile } from '../records/manifest.js';
-import { assertDatasetDirectory, EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
-import { cosineSimilarity, type Embedder } from '../models/embedding/embedder.js';
+import { assertDatasetDirectory, EPISODES_FILE, passOverDataset } from './dataset-reader.js';
+import { cosineSimilarity, DEFAULT_EMBED_BATCH, type Embedder } from '../models/embedding/embedder.js';
 import { type Banding, bandingFor, exactJaccard, LshIndex, MINHASH_PERMUTATIONS, MinHasher, recordShingles, SHINGLE_SIZE } from './minhash.js';
+import { SpillFile } from './spill-file.js';
 import { trajectory, trajectoryHash, turnCalls } from './trajectory.js';
 
 export const DEDUP_OPERATION = 'dedup';
@@ -172,6 +179,76 @@ function droppedLine(record: EpisodeRecord, decision: Extract<Decision, { kept: 
   return `${head.slice(0, -1)},"record":${text}}`;
 }
 
+/** The reason codes of DecisionLog: kept, then each DuplicateReason. */
+const REASONS: (DuplicateReason | 'kept')[] = ['kept', 'exact', 'near', 'semantic'];
+
+/** Every record's decision in typed arrays (13 bytes a record): the reason, the kept record it repeats, the similarity. */
+class DecisionLog {
+  private reasons = new Uint8Array(1024);
+  private of = new Int32Array(1024);
+  private similarities = new Float64Array(1024);
+  size = 0;
+
+  push(decision: Decision): void {
+    if (this.size === this.reasons.length) {
+      this.reasons = doubled(this.reasons);
+      this.of = doubled(this.of);
+      this.similarities = doubled(this.similarities);
+    }
+    this.reasons[this.size] = decision.kept ? 0 : REASONS.indexOf(decision.reason);
+    this.of[this.size] = decision.kept ? -1 : decision.of;
+    this.similarities[this.size] = decision.kept ? 0 : decision.similarity;
+    this.size++;
+  }
+
+  get(position: number): Decision {
+    const reason = REASONS[this.reasons[position]!]!;
+    return reason === 'kept' ? { kept: true } : { kept: false, reason, of: this.of[position]!, similarity: this.similarities[position]! };
+  }
+}
+
+/** A trajectory hash as a map key: its first 96 bits, 24 hex characters (a third of the full hash's memory). */
+const hashKey = (record: EpisodeRecord): string => trajectoryHash(record).slice(0, 24);
+
+/**
+ * Semantic dedup's vectors, one per distinct trajectory, embedded in batches
+ * as a first pass streams the records and kept on disk: nothing but the
+ * batch being embedded is held in memory.
+ */
+async function embedDistinct(dir: string, embedder: Embedder, spill: SpillFile<Float64Array>, onProgress?: (message: string) => void): Promise<Map<string, number>> {
+  const slotOf = new Map<string, number>();
+  let batch: { key: string; text: string }[] = [];
+  let dimensions: number | undefined;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const vectors = await embedder.embed(batch.map((entry) => entry.text));
+    if (vectors.length !== batch.length) {
+      throw new FactoryError('usage', `${embedder.name} returned ${vectors.length} embeddings for ${batch.length} texts`, { fix: 'use an embedding model' });
+    }
+    for (const [index, vector] of vectors.entries()) {
+      dimensions ??= vector.length;
+      if (vector.length !== dimensions) throw new FactoryError('usage', `${embedder.name} returned vectors of ${dimensions} and ${vector.length} dimensions`, { fix: 'use one embedding model' });
+      slotOf.set(batch[index]!.key, spill.append(Float64Array.from(vector)));
+    }
+    onProgress?.(`embedded ${slotOf.size} distinct episodes with ${embedder.name}`);
+    batch = [];
+  };
+  const pending = new Set<string>();
+  await passOverDataset(dir, 'deduplicated', async ({ record }) => {
+    const key = hashKey(record);
+    // An exact duplicate embeds identically: each distinct trajectory is embedded once.
+    if (slotOf.has(key) || pending.has(key)) return;
+    pending.add(key);
+    batch.push({ key, text: episodeText(record) });
+    if (batch.length >= DEFAULT_EMBED_BATCH) {
+      await flush();
+      pending.clear();
+    }
+  });
+  await flush();
+  return slotOf;
+}
+
 export async function dedupDataset(options: DedupOptions): Promise<DedupSummary> {
   const started = performance.now();
   const near = options.near === undefined ? DEFAULT_NEAR_THRESHOLD : options.near;
@@ -184,114 +261,142 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
 
   const sourceFile = assertDatasetDirectory(options.dir);
   checkOutputDirectory(options.dir, options.outDir);
-  // Dedup never skips a record silently: an unreadable line, or an id that holds two contents, stops it.
-  const dataset = await readWholeDataset(options.dir, 'deduplicated');
-  const rows = dataset.rows;
-  const hashes = rows.map((row) => trajectoryHash(row.record));
-
-  // Embeddings are fetched before any comparison, once per distinct trajectory: an exact duplicate embeds identically.
-  const vectorOf = new Map<string, number[]>();
-  if (options.embedder) {
-    const firstOfHash = new Map<string, number>();
-    hashes.forEach((hash, index) => {
-      if (!firstOfHash.has(hash)) firstOfHash.set(hash, index);
-    });
-    const distinct = [...firstOfHash.values()];
-    options.onProgress?.(`embedding ${distinct.length} distinct episodes with ${options.embedder.name}`);
-    const vectors = await options.embedder.embed(distinct.map((index) => episodeText(rows[index]!.record)));
-    if (vectors.length !== distinct.length) {
-      throw new FactoryError('usage', `${options.embedder.name} returned ${vectors.length} embeddings for ${distinct.length} texts`, { fix: 'use an embedding model' });
-    }
-    distinct.forEach((index, position) => vectorOf.set(hashes[index]!, vectors[position]!));
-  }
-
-  const nearSearch = near === false ? null : nearSearchFor(near);
-  const keptShingles = new Map<number, Uint32Array>();
-  // Each trajectory hash seen so far, with the kept record it stands for (itself, or what it was dropped for): a copy of a dropped line is still exact.
-  const keptByHash = new Map<string, number>();
-  const kept: number[] = [];
-  const decisions: Decision[] = [];
-
-  for (const [position, row] of rows.entries()) {
-    if (position % 100 === 0) options.onProgress?.(`comparing ${position}/${rows.length} records`);
-    const hash = hashes[position]!;
-    const same = keptByHash.get(hash);
-    if (same !== undefined) {
-      decisions.push({ kept: false, reason: 'exact', of: same, similarity: 1 });
-      continue;
-    }
-    let match: Extract<Decision, { kept: false }> | undefined;
-    let shingles: Uint32Array | undefined;
-    let signature: Uint32Array | undefined;
-    if (nearSearch) {
-      shingles = recordShingles(row.record);
-      signature = nearSearch.hasher.signature(shingles);
-      // Candidates come in file order and only a strictly better score replaces a match, so ties go to the earliest record.
-      for (const candidate of nearSearch.index.candidates(signature)) {
-        const similarity = exactJaccard(shingles, keptShingles.get(candidate)!);
-        if (similarity >= nearSearch.threshold && (!match || similarity > match.similarity)) match = { kept: false, reason: 'near', of: candidate, similarity };
-      }
-    }
-    if (!match && options.embedder) {
-      const vector = vectorOf.get(hash)!;
-      for (const candidate of kept) {
-        const similarity = cosineSimilarity(vector, vectorOf.get(hashes[candidate]!)!);
-        if (similarity >= cosine && (!match || similarity > match.similarity)) match = { kept: false, reason: 'semantic', of: candidate, similarity };
-      }
-    }
-    if (match) {
-      decisions.push(match);
-      keptByHash.set(hash, match.of);
-      continue;
-    }
-    decisions.push({ kept: true });
-    kept.push(position);
-    keptByHash.set(hash, position);
-    if (nearSearch && shingles && signature) {
-      nearSearch.index.add(position, signature);
-      keptShingles.set(position, shingles);
-    }
-  }
-
-  const byReason: Record<DuplicateReason, number> = { exact: 0, near: 0, semantic: 0 };
-  for (const decision of decisions) if (!decision.kept) byReason[decision.reason]++;
-
   // Written beside the output and moved into place at the end, so a failed run never leaves a half-written dataset that looks finished.
+  const createdOut = !existsSync(options.outDir);
   mkdirSync(options.outDir, { recursive: true });
   const partial = join(options.outDir, PARTIAL_DIRECTORY);
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial);
-  const episodes = new JsonlAppender(join(partial, EPISODES_FILE));
-  const dropped = new JsonlAppender(join(partial, DROPPED_FILE));
-  rows.forEach((row, position) => {
-    const decision = decisions[position]!;
-    if (decision.kept) episodes.append(deriveRecord(row.record, DEDUP_OPERATION));
-    else dropped.append(null, droppedLine(row.record, decision, rows[decision.of]!.record.record_id, row.text));
-  });
-  episodes.close({ sync: true });
-  dropped.close({ sync: true });
+  // What must be compared again later (a kept record's shingles, an embedding) is kept on disk, not in memory.
+  const shingleSpill = SpillFile.ofUint32(join(partial, 'shingles.bin'));
+  const vectorSpill = SpillFile.ofFloat64(join(partial, 'vectors.bin'));
+  let summary: { records: number; kept: number; byReason: Record<DuplicateReason, number>; nearSearch: NearSearch | null };
+  try {
+    // Dedup never skips a record silently: an unreadable line, or an id that holds two contents, stops it (at the end of the first pass, before anything is written).
+    const vectorSlot = options.embedder ? await embedDistinct(options.dir, options.embedder, vectorSpill, options.onProgress) : new Map<string, number>();
 
-  const report: DedupReport = {
-    format: DEDUP_REPORT_FORMAT,
-    operation: DEDUP_OPERATION,
-    source: await describeFile(options.dir, sourceFile),
-    near: nearSearch
-      ? { threshold: nearSearch.threshold, permutations: MINHASH_PERMUTATIONS, shingle_size: SHINGLE_SIZE, bands: nearSearch.banding.bands, rows: nearSearch.banding.rows }
-      : null,
-    semantic: options.embedder ? { embedder: options.embedder.name, digest: options.embedder.digest ?? null, cosine_threshold: cosine } : null,
-    counts: { records: rows.length, kept: kept.length, dropped: rows.length - kept.length, by_reason: byReason },
-    files: [await describeFile(partial, join(partial, DROPPED_FILE)), await describeFile(partial, join(partial, EPISODES_FILE))],
-  };
-  writeFileSync(join(partial, DEDUP_REPORT_FILE), JSON.stringify(report, null, 2) + '\n');
-  for (const file of [EPISODES_FILE, DROPPED_FILE, DEDUP_REPORT_FILE]) renameSync(join(partial, file), join(options.outDir, file));
-  rmSync(partial, { recursive: true, force: true });
+    const nearSearch = near === false ? null : nearSearchFor(near);
+    // A kept record's place in the shingle file, by its position.
+    const keptShingles = new Map<number, number>();
+    // Each trajectory hash seen so far, with the kept record it stands for (itself, or what it was dropped for): a copy of a dropped line is still exact.
+    const keptByHash = new Map<string, number>();
+    // The kept records' vectors (their places in the vector file) and positions, for semantic dedup, which compares a record with every kept one.
+    const keptVectors: number[] = [];
+    const keptPositions: number[] = [];
+    const decisions = new DecisionLog();
+    let kept = 0;
+
+    await passOverDataset(options.dir, 'deduplicated', ({ record }) => {
+      const position = decisions.size;
+      if (position % 1000 === 0) options.onProgress?.(`comparing ${position} records`);
+      const hash = hashKey(record);
+      const same = keptByHash.get(hash);
+      if (same !== undefined) {
+        decisions.push({ kept: false, reason: 'exact', of: same, similarity: 1 });
+        return;
+      }
+      let match: Extract<Decision, { kept: false }> | undefined;
+      let shingles: Uint32Array | undefined;
+      let signature: Uint32Array | undefined;
+      if (nearSearch) {
+        shingles = recordShingles(record);
+        signature = nearSearch.hasher.signature(shingles);
+        // Candidates come in file order and only a strictly better score replaces a match, so ties go to the earliest record.
+        for (const candidate of nearSearch.index.candidates(signature)) {
+          const similarity = exactJaccard(shingles, shingleSpill.read(keptShingles.get(candidate)!));
+          if (similarity >= nearSearch.threshold && (!match || similarity > match.similarity)) match = { kept: false, reason: 'near', of: candidate, similarity };
+        }
+      }
+      if (!match && options.embedder) {
+        const vector = Array.from(vectorSpill.read(vectorSlot.get(hash)!));
+        for (const [index, slot] of keptVectors.entries()) {
+          const similarity = cosineSimilarity(vector, Array.from(vectorSpill.read(slot)));
+          if (similarity >= cosine && (!match || similarity > match.similarity)) match = { kept: false, reason: 'semantic', of: keptPositions[index]!, similarity };
+        }
+      }
+      if (match) {
+        decisions.push(match);
+        keptByHash.set(hash, match.of);
+        return;
+      }
+      decisions.push({ kept: true });
+      kept++;
+      keptByHash.set(hash, position);
+      if (options.embedder) {
+        keptVectors.push(vectorSlot.get(hash)!);
+        keptPositions.push(position);
+      }
+      if (nearSearch && shingles && signature) {
+        nearSearch.index.add(position, signature);
+        keptShingles.set(position, shingleSpill.append(shingles));
+      }
+    });
+    const records = decisions.size;
+    const byReason: Record<DuplicateReason, number> = { exact: 0, near: 0, semantic: 0 };
+    // Which kept records a dropped one names: only their ids are remembered in the second pass.
+    const named = new Uint8Array(records);
+    for (let position = 0; position < records; position++) {
+      const decision = decisions.get(position);
+      if (decision.kept) continue;
+      byReason[decision.reason]++;
+      named[decision.of] = 1;
+    }
+
+    const episodes = new JsonlAppender(join(partial, EPISODES_FILE));
+    const dropped = new JsonlAppender(join(partial, DROPPED_FILE));
+    const idOf = new Map<number, string>();
+    let position = 0;
+    try {
+      await passOverDataset(options.dir, 'deduplicated', ({ record, text }) => {
+        if (position >= records) throw new FactoryError('dataset_corrupt', `${sourceFile} grew while dedup read it`, { fix: 'run dedup again on a dataset no other process is writing' });
+        const decision = decisions.get(position);
+        if (decision.kept) {
+          episodes.append(deriveRecord(record, DEDUP_OPERATION));
+          if (named[position] === 1) idOf.set(position, record.record_id);
+        } else {
+          dropped.append(null, droppedLine(record, decision, idOf.get(decision.of)!, text));
+        }
+        position++;
+        if (position % 1000 === 0) options.onProgress?.(`writing ${position}/${records} records`);
+      });
+      if (position !== records) throw new FactoryError('dataset_corrupt', `${sourceFile} changed while dedup read it (${position} records, then ${records})`, { fix: 'run dedup again on a dataset no other process is writing' });
+    } finally {
+      episodes.close({ sync: true });
+      dropped.close({ sync: true });
+    }
+
+    const report: DedupReport = {
+      format: DEDUP_REPORT_FORMAT,
+      operation: DEDUP_OPERATION,
+      source: await describeFile(options.dir, sourceFile),
+      near: nearSearch
+        ? { threshold: nearSearch.threshold, permutations: MINHASH_PERMUTATIONS, shingle_size: SHINGLE_SIZE, bands: nearSearch.banding.bands, rows: nearSearch.banding.rows }
+        : null,
+      semantic: options.embedder ? { embedder: options.embedder.name, digest: options.embedder.digest ?? null, cosine_threshold: cosine } : null,
+      counts: { records, kept, dropped: records - kept, by_reason: byReason },
+      files: [await describeFile(partial, join(partial, DROPPED_FILE)), await describeFile(partial, join(partial, EPISODES_FILE))],
+    };
+    writeFileSync(join(partial, DEDUP_REPORT_FILE), JSON.stringify(report, null, 2) + '\n');
+    for (const file of [EPISODES_FILE, DROPPED_FILE, DEDUP_REPORT_FILE]) renameSync(join(partial, file), join(options.outDir, file));
+    shingleSpill.remove();
+    vectorSpill.remove();
+    rmSync(partial, { recursive: true, force: true });
+    summary = { records, kept, byReason, nearSearch };
+  } catch (error) {
+    shingleSpill.remove();
+    vectorSpill.remove();
+    rmSync(partial, { recursive: true, force: true });
+    if (createdOut && readdirSync(options.outDir).length === 0) rmSync(options.outDir, { recursive: true, force: true });
+    throw error;
+  }
+  const { records, kept, byReason, nearSearch } = summary;
 
   return {
     dir: options.dir,
     out_dir: options.outDir,
-    records: rows.length,
-    kept: kept.length,
-    dropped: rows.length - kept.length,
+    records,
+    kept,
+    dropped: records - kept,
     by_reason: byReason,
     near_threshold: nearSearch ? nearSearch.threshold : null,
     near_banding: nearSearch ? { bands: nearSearch.banding.bands, rows: nearSearch.banding.rows } : null,

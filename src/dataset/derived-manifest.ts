@@ -7,21 +7,26 @@
 
 import { join } from 'node:path';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
+import { EPISODES_FILE, passOverDataset } from './dataset-reader.js';
 import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
 import { writeColumnar } from '../records/columnar-files.js';
 import { writeManifest } from '../records/manifest.js';
 import type { ReadManifest } from '../records/manifest-verification.js';
-import { lanesOf } from './dataset-lanes.js';
+import { LaneTally } from './dataset-lanes.js';
 
 export async function writeDerivedManifest(dir: string, operation: string, source: { dir: string; manifest?: ReadManifest }, counts: Record<string, number> = {}): Promise<void> {
   await writeColumnar(join(dir, EPISODES_FILE), { arrow: join(dir, ARROW_FILE), parquet: join(dir, PARQUET_FILE) });
-  const dataset = await readWholeDataset(dir, 'listed in a manifest');
+  const lanes = new LaneTally();
+  let completed = 0;
+  const records = await passOverDataset(dir, 'listed in a manifest', ({ record }) => {
+    lanes.add(record);
+    if (record.result.task_completed) completed++;
+  });
   await writeManifest(dir, {
     operation,
     factory_version: FACTORY_VERSION,
-    lanes: lanesOf(dataset),
-    counts: { records: dataset.rows.length, completed: dataset.rows.filter((row) => row.record.result.task_completed).length, ...counts },
+    lanes: lanes.list(),
+    counts: { records, completed, ...counts },
     source: source.dir,
     ...(source.manifest ? { source_manifest_sha256: source.manifest.sha256 } : {}),
   });

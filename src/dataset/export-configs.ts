@@ -11,7 +11,8 @@ import { isJsonObject } from '../core/json-value.js';
 import { readLines } from '../records/jsonl.js';
 import { readManifest } from '../records/manifest.js';
 import type { ArgumentsForm } from '../records/chat-format.js';
-import { assertDatasetDirectory, type Dataset, EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
+import { assertDatasetDirectory, EPISODES_FILE, passOverDataset } from './dataset-reader.js';
+import type { RecordIds } from './card-records.js';
 import { exportDpo, type DpoSummary } from './export-dpo.js';
 import { exportSft, type SftOptions, type SftSummary } from './export-sft.js';
 import { readSplitLayout } from './split-layout.js';
@@ -59,6 +60,11 @@ export type ConfigExportSummary = SftConfigSummary | DpoConfigSummary;
  * that no longer exists are removed, but only those the manifest lists:
  * nothing of the user's is touched.
  */
+/** The progress callbacks of export options, alone. */
+function progressOf(options: SftOptions): Pick<SftOptions, 'onProgress' | 'onStage'> {
+  return { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.onStage ? { onStage: options.onStage } : {}) };
+}
+
 export async function exportConfig(dir: string, config: 'sft', options?: SftOptions): Promise<SftConfigSummary>;
 export async function exportConfig(dir: string, config: 'dpo', options?: SftOptions): Promise<DpoConfigSummary>;
 export async function exportConfig(dir: string, config: ExportConfig, options?: SftOptions): Promise<ConfigExportSummary>;
@@ -73,7 +79,7 @@ export async function exportConfig(dir: string, config: ExportConfig, options: S
     const path = configFile(config, split.name);
     paths.push(path);
     if (config === 'sft') sft.push({ ...(await exportSft(dir, join(dir, path), { ...options, file: split.file })), split: split.name, path });
-    else dpo.push({ ...(await exportDpo(dir, join(dir, path), { arguments: options.arguments ?? 'string', file: split.file })), split: split.name, path });
+    else dpo.push({ ...(await exportDpo(dir, join(dir, path), { ...progressOf(options), arguments: options.arguments ?? 'string', file: split.file })), split: split.name, path });
   }
   const removed = (readManifest(dir)?.files ?? [])
     .map((file) => file.path)
@@ -116,14 +122,21 @@ function rerun(config: ExportConfig, dir: string): string {
  * whose rows name records that are gone, or that misses completed records, is
  * stale and reported, never described as data.
  */
-export async function readExports(dir: string, episodes?: Dataset): Promise<{ exports: ExportFacts[]; problems: ExportProblem[] }> {
+export async function readExports(dir: string, episodes?: RecordIds): Promise<{ exports: ExportFacts[]; problems: ExportProblem[] }> {
   const exports: ExportFacts[] = [];
   const problems: ExportProblem[] = [];
   const splits = recordSplits(dir);
-  // Each split's records are read once for both configs; episodes.jsonl not at all when the caller has it.
-  const read = new Map<string, Dataset>(episodes ? [[EPISODES_FILE, episodes]] : []);
-  const recordsOf = async (file: string): Promise<Dataset> => {
-    if (!read.has(file)) read.set(file, await readWholeDataset(dir, 'described', file));
+  // Each split's ids are read once for both configs; episodes.jsonl's not at all when the caller has them.
+  const read = new Map<string, RecordIds>(episodes ? [[EPISODES_FILE, episodes]] : []);
+  const idsOf = async (file: string): Promise<RecordIds> => {
+    if (!read.has(file)) {
+      const ids: RecordIds = { known: new Set(), completed: new Set() };
+      await passOverDataset(dir, 'described', ({ record }) => {
+        ids.known.add(record.record_id);
+        if (record.result.task_completed) ids.completed.add(record.record_id);
+      }, { file });
+      read.set(file, ids);
+    }
     return read.get(file)!;
   };
   for (const config of EXPORT_CONFIGS) {
@@ -138,9 +151,7 @@ export async function readExports(dir: string, episodes?: Dataset): Promise<{ ex
     let stale: string | undefined;
     for (const split of splits) {
       const path = configFile(config, split.name);
-      const records = await recordsOf(split.file);
-      const known = new Set(records.rows.map((row) => row.record.record_id));
-      const completed = new Set(records.rows.filter((row) => row.record.result.task_completed).map((row) => row.record.record_id));
+      const { known, completed } = await idsOf(split.file);
       let rows = 0;
       const seen = new Set<string>();
       for await (const line of readLines(join(dir, path))) {

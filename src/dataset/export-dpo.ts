@@ -3,11 +3,14 @@
 // `chosen` is a verified completion (a recovery first, when there is one),
 // `rejected` a verified failure; both continue a shared prompt up to the turn
 // where they diverge, and each ends before the user simulator speaks again.
+// Memory is bounded: records are grouped by where their lines are, and each
+// group is read back from the file when its pairs are made.
 
 import { canonicalJson } from '../core/canonical-json.js';
 import type { EpisodeRecord, RecordMessage } from '../records/episode-record.js';
 import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from '../records/chat-format.js';
-import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
+import { FactoryError } from '../core/errors.js';
+import { EPISODES_FILE, passOverDataset, readRowAt, RecordPlaces } from './dataset-reader.js';
 import { type ExportOptions, writeRowsAtomically } from './export-sft.js';
 
 export interface DpoRow {
@@ -91,20 +94,41 @@ export function continuationEnd(messages: readonly RecordMessage[], from: number
 export async function exportDpo(dir: string, out: string, options: ExportOptions = {}): Promise<DpoSummary> {
   const form = options.arguments ?? 'string';
   const source = options.file ?? EPISODES_FILE;
-  const dataset = await readWholeDataset(dir, 'exported', source);
-  const groups = new Map<string, EpisodeRecord[]>();
-  for (const { record } of dataset.rows) {
-    const key = groupKey(record);
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key)!.push(record);
-  }
+  // Two passes in bounded memory: the first keeps only where each record of each (task, seed) group is; the
+  // second reads a group's records back by place, one group at a time, in the order the groups first appear.
+  const places = new RecordPlaces();
+  // A group with no completed record, or no failed one, makes no pair: it is counted without being read again.
+  const groups = new Map<string, { slots: number[]; completed: number; failed: number }>();
+  const progress = options.onProgress ? { onProgress: options.onProgress } : {};
+  options.onStage?.('grouping');
+  const records = await passOverDataset(dir, 'exported', (row) => {
+    const key = groupKey(row.record);
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { slots: [], completed: 0, failed: 0 }));
+    group.slots.push(places.add(row));
+    if (row.record.result.task_completed) group.completed++;
+    else group.failed++;
+  }, { file: source, ...progress });
   const byVariant: Record<string, number> = {};
   let pairs = 0;
   let unpaired = 0;
   let keptAsText = 0;
   let sameMoves = 0;
-  writeRowsAtomically<DpoRow>(out, (append) => {
-    for (const members of groups.values()) {
+  let done = 0;
+  options.onStage?.('pairing');
+  await writeRowsAtomically<DpoRow>(out, (append) => {
+    for (const [key, group] of groups) {
+      done += group.slots.length;
+      if (options.onProgress && done % 1000 < group.slots.length) options.onProgress({ records: done, bytes: done, totalBytes: records });
+      if (group.completed === 0 || group.failed === 0) {
+        unpaired += group.slots.length;
+        continue;
+      }
+      const members = group.slots.map((slot) => {
+        const row = readRowAt(dir, source, places.get(slot));
+        if (groupKey(row.record) !== key) throw new FactoryError('dataset_corrupt', `${dir}/${source}:${row.line} is no longer the record the first pass read: the file changed during the export`, { fix: 'export again from a dataset no other process is writing' });
+        return row.record;
+      });
       const completed = members.filter((record) => record.result.task_completed).sort(preference);
       const failed = members.filter((record) => !record.result.task_completed);
       if (completed.length === 0 || failed.length === 0) {
@@ -146,7 +170,7 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
     dir,
     source,
     out,
-    records: dataset.rows.length,
+    records,
     groups: groups.size,
     pairs,
     unpaired,

@@ -8,7 +8,7 @@ import { moveIntoPlace, temporaryPathFor } from '../records/atomic-file.js';
 import { fromRecordMessage, fromRecordTool } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from '../records/chat-format.js';
-import { EPISODES_FILE, readWholeDataset } from './dataset-reader.js';
+import { EPISODES_FILE, passOverDataset, type PassOptions } from './dataset-reader.js';
 
 export interface SftRow {
   record_id: string;
@@ -29,6 +29,9 @@ export interface ExportOptions {
   arguments?: ArgumentsForm;
   /** The records file of the dataset directory to read; default episodes.jsonl. */
   file?: string;
+  onProgress?: PassOptions['onProgress'];
+  /** Called as each pass over the records starts (DPO makes two). */
+  onStage?: (stage: string) => void;
 }
 
 export interface SftOptions extends ExportOptions {
@@ -55,11 +58,11 @@ export interface SftSummary {
  * Writes rows to `out` through a temporary file moved into place at the end,
  * so a crash or a refused dataset leaves the previous export whole.
  */
-export function writeRowsAtomically<Row>(out: string, write: (append: (row: Row) => void) => void): void {
+export async function writeRowsAtomically<Row>(out: string, write: (append: (row: Row) => void) => void | Promise<void>): Promise<void> {
   const temporary = temporaryPathFor(out);
   const writer = new JsonlAppender(temporary);
   try {
-    write((row) => writer.append(row));
+    await write((row) => writer.append(row));
     writer.close({ sync: true });
   } catch (error) {
     writer.close();
@@ -72,13 +75,14 @@ export function writeRowsAtomically<Row>(out: string, write: (append: (row: Row)
 export async function exportSft(dir: string, out: string, options: SftOptions = {}): Promise<SftSummary> {
   const form = options.arguments ?? 'string';
   const source = options.file ?? EPISODES_FILE;
-  const dataset = await readWholeDataset(dir, 'exported', source);
   const renderer = options.renderer;
+  let records = 0;
   let exported = 0;
   let keptAsText = 0;
-  writeRowsAtomically<SftRow>(out, (append) => {
-    for (const { record } of dataset.rows) {
-      if (!record.result.task_completed) continue;
+  // Streamed: a row is written as its record is read, and the file only moved into place when every line was a record.
+  await writeRowsAtomically<SftRow>(out, async (append) => {
+    records = await passOverDataset(dir, 'exported', ({ record }) => {
+      if (!record.result.task_completed) return;
       const row: SftRow = { record_id: record.record_id, messages: toChatMessages(record.messages, form), tools: toChatTools(record.tools, record.catalog_updates) };
       if (form === 'object') keptAsText += textArguments(row.messages);
       if (renderer) {
@@ -88,15 +92,15 @@ export async function exportSft(dir: string, out: string, options: SftOptions = 
       }
       append(row);
       exported++;
-    }
+    }, { file: source, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   });
   return {
     dir,
     source,
     out,
-    records: dataset.rows.length,
+    records,
     exported,
-    not_completed: dataset.rows.length - exported,
+    not_completed: records - exported,
     arguments: form,
     arguments_kept_as_text: keptAsText,
     ...(renderer ? { rendered_with: renderer.name } : {}),

@@ -17,6 +17,7 @@
 // dedup still compares results and the user's words.
 
 import { substream } from '../core/random.js';
+import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { type Turn, trajectory, turnCalls } from './trajectory.js';
 
@@ -192,34 +193,81 @@ export function bandingFor(threshold: number, permutations = MINHASH_PERMUTATION
  * bucket are candidates. Items are small integers (positions in the dataset)
  * and candidates come back in ascending order, so iteration order never
  * depends on hashing.
+ *
+ * Kept in typed arrays, about 24 bytes per item and band, not strings: a
+ * bucket is a 32-bit hash of its band number and rows in an open-addressing
+ * table, whose slot heads a chain of the items in it. Two buckets may share a
+ * hash; that only adds a candidate, which the caller confirms (dedup computes
+ * the exact Jaccard), and never loses one.
  */
 export class LshIndex {
-  private readonly buckets: Map<string, number[]>[];
+  private keys = new Int32Array(1024);
+  private heads = new Int32Array(1024).fill(-1);
+  private used = 0;
+  private items = new Int32Array(1024);
+  private next = new Int32Array(1024);
+  private entries = 0;
 
-  constructor(readonly banding: Pick<Banding, 'bands' | 'rows'>) {
-    this.buckets = Array.from({ length: banding.bands }, () => new Map<string, number[]>());
-  }
+  constructor(readonly banding: Pick<Banding, 'bands' | 'rows'>) {}
 
-  private keys(signature: Uint32Array): string[] {
+  private bucketKeys(signature: Uint32Array): Int32Array {
     const { bands, rows } = this.banding;
     if (signature.length < bands * rows) throw new RangeError(`a signature of ${signature.length} values cannot fill ${bands} bands of ${rows} rows`);
-    return Array.from({ length: bands }, (_, band) => signature.subarray(band * rows, (band + 1) * rows).join(','));
+    const keys = new Int32Array(bands);
+    for (let band = 0; band < bands; band++) {
+      let hash = Math.imul(band + 1, 0x9e3779b1);
+      for (let row = band * rows; row < (band + 1) * rows; row++) {
+        hash = Math.imul(hash ^ signature[row]!, 0x85ebca6b);
+        hash ^= hash >>> 15;
+      }
+      keys[band] = mix32(hash >>> 0) | 0;
+    }
+    return keys;
+  }
+
+  /** The table slot of a key: where it is, or the empty slot where it would go. */
+  private slotOf(key: number): number {
+    const mask = this.heads.length - 1;
+    let slot = mix32(key >>> 0) & mask;
+    while (this.heads[slot] !== -1 && this.keys[slot] !== key) slot = (slot + 1) & mask;
+    return slot;
+  }
+
+  private grow(): void {
+    const [keys, heads] = [this.keys, this.heads];
+    this.keys = new Int32Array(keys.length * 2);
+    this.heads = new Int32Array(heads.length * 2).fill(-1);
+    for (let slot = 0; slot < heads.length; slot++) {
+      if (heads[slot] === -1) continue;
+      const moved = this.slotOf(keys[slot]!);
+      this.keys[moved] = keys[slot]!;
+      this.heads[moved] = heads[slot]!;
+    }
   }
 
   add(item: number, signature: Uint32Array): void {
-    this.keys(signature).forEach((key, band) => {
-      const bucket = this.buckets[band]!;
-      const members = bucket.get(key);
-      if (members) members.push(item);
-      else bucket.set(key, [item]);
-    });
+    for (const key of this.bucketKeys(signature)) {
+      if (this.entries === this.items.length) {
+        this.items = doubled(this.items);
+        this.next = doubled(this.next);
+      }
+      if ((this.used + 1) * 2 > this.heads.length) this.grow();
+      const slot = this.slotOf(key);
+      if (this.heads[slot] === -1) {
+        this.keys[slot] = key;
+        this.used++;
+      }
+      this.items[this.entries] = item;
+      this.next[this.entries] = this.heads[slot]!;
+      this.heads[slot] = this.entries++;
+    }
   }
 
   candidates(signature: Uint32Array): number[] {
     const found = new Set<number>();
-    this.keys(signature).forEach((key, band) => {
-      for (const item of this.buckets[band]!.get(key) ?? []) found.add(item);
-    });
+    for (const key of this.bucketKeys(signature)) {
+      for (let entry = this.heads[this.slotOf(key)]!; entry !== -1; entry = this.next[entry]!) found.add(this.items[entry]!);
+    }
     return [...found].sort((left, right) => left - right);
   }
 }

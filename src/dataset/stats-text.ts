@@ -64,7 +64,7 @@ export function formatStats(stats: DatasetStats): string {
     textTable(
       [
         ['records', String(stats.records)],
-        ['problems', `${stats.problems.length}${stats.problems.length > 0 ? ' (corrupt, torn or invalid lines; not counted)' : ''}`],
+        ['problems', `${stats.problem_count}${stats.problem_count > 0 ? ' (corrupt, torn or invalid lines; not counted)' : ''}`],
         ['task completion', formatRate(stats.completion.overall)],
         ['recovery', `${formatRate(stats.recovery)} (recovered, among episodes with an error turn or a fired fault)`],
         ['duplicates', `${stats.duplicates.duplicates} duplicate records, ${stats.duplicates.distinct_trajectories} distinct trajectories`],

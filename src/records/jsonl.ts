@@ -57,6 +57,9 @@ export class JsonlAppender {
 export interface JsonlLine {
   /** 1-based. */
   line: number;
+  /** Where the line starts in the file, in bytes, and how many bytes it has (its newline not counted). */
+  offset: number;
+  bytes: number;
   text: string;
   /** False only for a last line with no newline: it may have been cut short. */
   terminated: boolean;
@@ -66,16 +69,28 @@ export interface JsonlLine {
    * bad bytes) that must not be taken for the line's content.
    */
   invalidUtf8At?: number;
+  /**
+   * Set, to the reader's bound (`maxLineBytes`), when the line is longer:
+   * its bytes were skipped, not held, and `text` is empty.
+   */
+  oversized?: number;
 }
+
+/**
+ * The longest line a reader holds: 64 MiB, far past any record the factory
+ * writes (the largest, a long model episode, is a few hundred kilobytes), so a
+ * file that is not JSON Lines at all (one huge line) cannot take the memory.
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 // Keeps a byte order mark as a character, as the file holds it: JSON.parse then refuses the line.
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function decodeLine(line: number, bytes: Buffer, terminated: boolean): JsonlLine {
+function decodeLine(line: number, offset: number, bytes: Buffer, terminated: boolean): JsonlLine {
   try {
-    return { line, text: strictUtf8.decode(bytes), terminated };
+    return { line, offset, bytes: bytes.byteLength, text: strictUtf8.decode(bytes), terminated };
   } catch {
-    return { line, text: bytes.toString('utf8'), terminated, invalidUtf8At: firstInvalidOffset(bytes) };
+    return { line, offset, bytes: bytes.byteLength, text: bytes.toString('utf8'), terminated, invalidUtf8At: firstInvalidOffset(bytes) };
   }
 }
 
@@ -83,28 +98,53 @@ function decodeLine(line: number, bytes: Buffer, terminated: boolean): JsonlLine
  * Streams the lines of a file without holding it in memory. Lines are cut on
  * the newline byte and decoded one at a time, strictly: a line that is not
  * UTF-8 says where, instead of reaching a caller with U+FFFD in place of its
- * bytes.
+ * bytes. A line longer than `maxLineBytes` is skipped to its newline and
+ * comes back `oversized`, so no single line can take the memory.
  */
-export async function* readLines(path: string): AsyncGenerator<JsonlLine> {
+export async function* readLines(path: string, options: { maxLineBytes?: number; start?: number } = {}): AsyncGenerator<JsonlLine> {
+  const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
   let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let oversized = false;
   let line = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+  // Where the current line starts, and where the current chunk starts, in the file.
+  let lineStart = options.start ?? 0;
+  let chunkStart = lineStart;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, start: lineStart }) as AsyncIterable<Buffer>) {
     let start = 0;
     let newline: number;
     while ((newline = chunk.indexOf(0x0a, start)) >= 0) {
-      const piece = chunk.subarray(start, newline);
-      const bytes = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
+      const end = chunkStart + newline;
+      if (oversized || pendingBytes + newline - start > maxLineBytes) {
+        yield { line: ++line, offset: lineStart, bytes: end - lineStart, text: '', terminated: true, oversized: maxLineBytes };
+      } else {
+        const piece = chunk.subarray(start, newline);
+        const bytes = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
+        yield decodeLine(++line, lineStart, bytes, true);
+      }
       pending = [];
-      yield decodeLine(++line, bytes, true);
+      pendingBytes = 0;
+      oversized = false;
       start = newline + 1;
+      lineStart = end + 1;
     }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
+    if (start < chunk.length && !oversized) {
+      pending.push(chunk.subarray(start));
+      pendingBytes += chunk.length - start;
+      if (pendingBytes > maxLineBytes) {
+        oversized = true;
+        pending = [];
+      }
+    }
+    chunkStart += chunk.length;
   }
-  if (pending.length > 0) yield decodeLine(++line, Buffer.concat(pending), false);
+  if (oversized) yield { line: ++line, offset: lineStart, bytes: chunkStart - lineStart, text: '', terminated: false, oversized: maxLineBytes };
+  else if (pending.length > 0) yield decodeLine(++line, lineStart, Buffer.concat(pending), false);
 }
 
 /** Why a line cannot be a JSON value: torn, blank or not UTF-8; undefined when it may be parsed. */
 export function lineProblem(entry: JsonlLine): string | undefined {
+  if (entry.oversized !== undefined) return `a line of ${entry.bytes} bytes, longer than the ${entry.oversized} bytes a line may have: not a record file, or a corrupt one`;
   if (!entry.terminated) return 'torn last line (no newline: the writer was interrupted)';
   if (entry.invalidUtf8At !== undefined) return `not UTF-8 (invalid byte sequence at byte ${entry.invalidUtf8At} of the line)`;
   if (entry.text.trim() === '') return 'blank line';

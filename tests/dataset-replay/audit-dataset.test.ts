@@ -44,7 +44,7 @@ describe('audit', () => {
     assert.deepEqual(reasons(report), []);
     assert.equal(report.full, true);
     assert.deepEqual(report.sampled, rows(pristine).map((line) => (JSON.parse(line) as EpisodeRecord).record_id));
-    assert.deepEqual(stages.slice(0, 2), ['records', 'manifest']);
+    assert.deepEqual(stages.slice(0, 2), ['manifest', 'records']);
     assert.equal(stages.at(-1), `reproduction ${report.records}/${report.records}`);
     await assert.rejects(auditDataset(pristine, { full: true, sample: 3 }), /--full reproduces every record/);
   });

@@ -6,8 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkProvenance, checkTurns, turnProblems } from '../../src/dataset/audit-checks.js';
-import type { Dataset } from '../../src/dataset/dataset-reader.js';
+import { provenanceProblems, turnProblems } from '../../src/dataset/audit-checks.js';
 import type { EpisodeRecord, RecordMessage } from '../../src/records/episode-record.js';
 import { conversationDataset, DIALOGUE_LANE, PARALLEL_LANE, readRecords } from '../conversation-lanes.js';
 
@@ -42,10 +41,10 @@ describe('turns check', () => {
     ];
     for (const each of written) assert.deepEqual(turnProblems(each), [], JSON.stringify(each.messages.map((message) => message.role)));
     for (const lane of [PARALLEL_LANE, DIALOGUE_LANE] as const) {
-      const rows = readRecords(await conversationDataset(lane)).map((each, index) => ({ line: index + 1, record: each, text: '' }));
-      const dataset: Dataset = { dir: lane, file: 'episodes.jsonl', rows, problems: [] };
-      assert.deepEqual(checkTurns(dataset), [], lane);
-      assert.deepEqual(checkProvenance(dataset, undefined), [], lane);
+      for (const each of readRecords(await conversationDataset(lane))) {
+        assert.deepEqual(turnProblems(each), [], lane);
+        assert.deepEqual(provenanceProblems(each, new Map(), false), [], lane);
+      }
     }
   });
 
@@ -104,8 +103,8 @@ describe('user simulator provenance', () => {
   const policy = { role: 'policy', kind: 'scripted', name: 'scripted-solution', version: '2' };
   const dialogue = [system, opening, text('Which issue?'), reply('#2.'), calls('call_1'), answer('call_1'), text('Done.')];
   const findings = (each: EpisodeRecord) =>
-    checkProvenance({ dir: '.', file: 'episodes.jsonl', rows: [{ line: 7, record: { ...each, provenance: { ...each.provenance, lineage: { lane: 'l', lane_sha256: 'h', seed: 0, generate_command: 'x l --seeds 0..0 ', replay_command: 'replay r1' } as never } }, text: '' }], problems: [] }, undefined)
-      .map((finding) => `${finding.check}: ${finding.where}: ${finding.reason}`);
+    provenanceProblems({ ...each, provenance: { ...each.provenance, lineage: { lane: 'l', lane_sha256: 'h', seed: 0, generate_command: 'x l --seeds 0..0 ', replay_command: 'replay r1' } as never } }, new Map(), false)
+      .map((problem) => `provenance: ${problem.placed ? 'episodes.jsonl:7 (r1)' : 'episodes.jsonl:7'}: ${problem.reason}`);
 
   it('requires a user actor for user messages after the opening request', () => {
     assert.deepEqual(findings(record(dialogue, 'final_answer', [policy, user])), []);

@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { FactoryError } from '../../src/core/errors.js';
 import { type CardOptions, readCardFacts } from '../../src/dataset/card-facts.js';
 import { datasetCardInput } from '../../src/dataset/card-input.js';
+import { CardRecords } from '../../src/dataset/card-records.js';
 import { seedRanges } from '../../src/dataset/card-text.js';
 import { renderDatasetCard, writeDatasetCard } from '../../src/dataset/dataset-card.js';
 import { readSplitLayout } from '../../src/dataset/split-layout.js';
@@ -195,8 +196,8 @@ describe('dataset card of the faults sample', () => {
     assert.ok(first.equals(second));
     const elsewhere = copySample(SAMPLE_FAULTS, 'tool-world-faults-v1');
     assert.ok(readFileSync((await writeCard(elsewhere)).path).equals(first));
-    const dataset = await readDataset(dir);
-    const rendered = renderDatasetCard(datasetCardInput(dir, dataset, await readCardFacts(dir, dataset, { laneCards: laneCardReader({ cwd: REPO_ROOT }) })));
+    const records = CardRecords.of(await readDataset(dir));
+    const rendered = renderDatasetCard(datasetCardInput(dir, records, await readCardFacts(dir, records, { laneCards: laneCardReader({ cwd: REPO_ROOT }) })));
     assert.equal(rendered, first.toString('utf8'));
   });
 

@@ -1,0 +1,13 @@
+// Owns growing the typed arrays that stores keep one entry per record in
+// (places of lines, decisions, bucket chains): a copy twice as long, so adding
+// an entry costs a constant on average and the memory stays a few bytes a
+// record instead of an object each.
+
+type TypedArray = Int32Array | Uint8Array | Uint32Array | Float64Array;
+
+/** A copy of `array`, twice as long (at least 1,024 entries), with its entries at the start. */
+export function doubled<T extends TypedArray>(array: T): T {
+  const larger = new (array.constructor as new (length: number) => T)(Math.max(1024, array.length * 2));
+  larger.set(array);
+  return larger;
+}
