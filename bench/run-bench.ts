@@ -31,7 +31,9 @@
 //      decode rate and overheads, and whole verified episodes with it
 //      (bench/engine-bench.ts); skipped, saying so, when scripts/tiny-model.sh
 //      has not built the model;
-//  11. task synthesis (bench/synthesis-bench.ts), run with --synthesis-only.
+//  11. task synthesis (bench/synthesis-bench.ts), run with --synthesis-only;
+//  12. dataset commands at scale (bench/scale-bench.ts), run with --scale:
+//      the peak RSS of each at 25,000 and 250,000 records.
 // Options: --episodes N (the big run; default 100000), --speed-episodes N
 // (each speed run; default 2000), --workers N (default: the number of cores,
 // at least 2), --lane NAME (default tool-world-v1), --server-episodes N (each
@@ -44,7 +46,9 @@
 // machine's ceiling alone), --synthesis-only (section 11 alone: `lanes synthesize`
 // on four worlds, distinct tasks in lanes/, the near-duplicate share of a
 // synthesised lane's episodes beside tool-world-v1's; bench/synthesis-bench.ts),
-// --synthesis-episodes N (default 25000, the issue's figure), --json.
+// --synthesis-episodes N (default 25000, the issue's figure), --scale (section
+// 12 alone: every dataset command's peak RSS at a tenth of --scale-episodes and
+// at it; bench/scale-bench.ts), --scale-episodes N (default 250000), --json.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -57,6 +61,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { childEnvironment } from '../src/core/child-environment.js';
+import { runPeakRss } from './peak-rss-child.js';
+import { measureScale, scaleRows } from './scale-bench.js';
 import { generateDataset } from '../src/generation/generate-dataset.js';
 import { loadLane } from '../src/lanes/lane-loader.js';
 import { ARROW_FILE, PARQUET_FILE } from '../src/records/columnar-names.js';
@@ -99,6 +105,8 @@ const { values: flags } = parseArgs({
     'ceiling-only': { type: 'boolean', default: false },
     'synthesis-only': { type: 'boolean', default: false },
     'synthesis-episodes': { type: 'string', default: '25000' },
+    scale: { type: 'boolean', default: false },
+    'scale-episodes': { type: 'string', default: '250000' },
     'profile-episodes': { type: 'string', default: '500' },
     json: { type: 'boolean', default: false },
   },
@@ -185,19 +193,7 @@ async function measureConnect(): Promise<{ median_ms: number; min_ms: number; ma
   return { median_ms: (times[4]! + times[5]!) / 2, min_ms: times[0]!, max_ms: times[9]! };
 }
 
-function runChild(args: string[]): Promise<{ status: number; max_rss_bytes: number; wall_seconds: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'peak-rss-run.ts'), ...args], { cwd: REPO, env: childEnvironment(process.env).env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.once('error', reject);
-    child.once('close', () => {
-      const match = /BENCH_RESULT (.*)/.exec(stderr);
-      if (!match) return reject(new Error(`episode-factory ${args[0]} did not finish: ${stderr.slice(-2000)}`));
-      resolve(JSON.parse(match[1]!));
-    });
-  });
-}
+const runChild = (args: string[]) => runPeakRss(args);
 
 /** Records held in memory for the columnar rates that skip JSONL: what a worker holding its part's records would pay. */
 const IN_MEMORY_ROWS = 5000;
@@ -547,6 +543,13 @@ try {
     const synthesis = await measureSynthesis(scratch, Number(flags['synthesis-episodes']), log);
     if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, synthesis }, null, 2) + '\n');
     else printRows(synthesisRows(synthesis));
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(0);
+  }
+  if (flags.scale) {
+    const scale = await measureScale(scratch, Number(flags['scale-episodes']), workers, log);
+    if (flags.json) process.stdout.write(JSON.stringify({ machine: { cores: cpus().length, node: process.version }, scale }, null, 2) + '\n');
+    else printRows(scaleRows(scale));
     rmSync(scratch, { recursive: true, force: true });
     process.exit(0);
   }

@@ -3,10 +3,12 @@
 
 import type { Command } from 'commander';
 import { type AuditProgress, auditDataset, DEFAULT_SAMPLE } from '../dataset-replay/audit-dataset.js';
+import { parseCount } from './count-flag.js';
 import { ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
 interface AuditFlags {
   sample?: string;
+  workers?: string;
   full?: boolean;
   parent?: string[];
   json?: boolean;
@@ -35,6 +37,7 @@ export function registerAudit(program: Command, streams: Streams, setExit: (stat
     .option('--sample <n>', `how many records to reproduce (0 to skip; default ${DEFAULT_SAMPLE})`)
     .option('--full', 'reproduce every record instead of a sample (minutes on large datasets)')
     .option('--parent <dir...>', 'datasets this one was derived from, for resolving source_record_id')
+    .option('--workers <n>', 'threads to reproduce on (default: the number of cores when 200 records or more are reproduced, else one); the report is the same whatever the count')
     .option('--json', 'print the report as one JSON object on stdout')
     .option('--quiet', 'no progress line')
     .action(async (dir: string, flags: AuditFlags) => {
@@ -61,6 +64,7 @@ export function registerAudit(program: Command, streams: Streams, setExit: (stat
         ...(flags.sample !== undefined ? { sample: Number(flags.sample) } : {}),
         full: flags.full === true,
         parents: flags.parent ?? [],
+        workers: flags.workers === undefined ? 'auto' : parseCount('--workers', flags.workers, 4),
         onProgress: show,
       });
       progress.clear();

@@ -12,11 +12,8 @@ import { checkLines, checkManifest, parentIdsExist, type AuditCheck, type Findin
 import { type ParentDataset, RecordAudit } from '../dataset/audit-records.js';
 import { EPISODES_FILE, formatProblem, readRowAt, RecordIdIndex, RecordPlaces, scanDataset, streamDataset } from '../dataset/dataset-reader.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
-import type { Lane } from '../lanes/lane.js';
-import { loadLane } from '../lanes/lane-loader.js';
 import type { DatasetRow } from '../dataset/dataset-reader.js';
-import { replayRecord } from '../verify/replay.js';
-import { policyFactoryFor } from '../selection/scripted-policy-factory.js';
+import { ReplayPool, threadsFor } from './replay-pool.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -26,6 +23,8 @@ export interface AuditOptions {
   full?: boolean;
   /** Datasets whose records may be named by source_record_id. */
   parents?: string[];
+  /** Threads to reproduce on (default 1); `auto` is one per core when 200 records or more are reproduced. */
+  workers?: number | 'auto';
   onProgress?: (progress: AuditProgress) => void;
 }
 
@@ -118,53 +117,38 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
   const total = audit.records + audit.problems;
   findings.push(...(await checkColumnarCopies(dir, { onProgress: ({ files, rows }) => progress({ stage: 'columnar', files, rows, total }) })));
 
-  const lanes = new Map<string, Lane | Error>();
+  // Reproduced on --workers threads; what each found is taken in file (or sample) order, so the report is the same whatever the count.
   const sampled: string[] = [];
-  const reproduce = async (row: DatasetRow, done: number, count: number) => {
-    progress({ stage: 'reproduction', done, total: count });
-    const id = row.record.record_id;
-    sampled.push(id);
-    const name = row.record.provenance.lineage.lane;
-    if (!lanes.has(name)) {
-      try {
-        lanes.set(name, loadLane(name));
-      } catch (error) {
-        lanes.set(name, error as Error);
+  const drawn = full ? [] : audit.sampled();
+  const count = full ? audit.records : drawn.length;
+  const pool = new ReplayPool<{ id: string; line: number; lane: string }>({ workers: threadsFor(options.workers, count), mode: 'reproduce' }, (item, verdict) => {
+    sampled.push(item.id);
+    progress({ stage: 'reproduction', done: sampled.length, total: count });
+    const where = `${EPISODES_FILE}:${item.line} (${item.id})`;
+    if (verdict === undefined || verdict.ok) return;
+    if ('laneError' in verdict) findings.push({ check: 'reproduction', where, reason: `cannot load lane ${item.lane}: ${verdict.laneError.message}` });
+    else for (const problem of verdict.problems) findings.push({ check: 'reproduction', where, reason: problem });
+  });
+  const reproduce = (row: DatasetRow) => {
+    const lane = row.record.provenance.lineage.lane;
+    return pool.add({ id: row.record.record_id, line: row.line, lane }, { line: row.line, text: row.text, lane });
+  };
+  try {
+    if (count > 0) progress({ stage: 'reproduction', done: 0, total: count });
+    if (full) {
+      // Every record, in file order, streamed again: nothing of the first pass is held for it.
+      await scanDataset(dir, reproduce);
+    } else {
+      for (const { id, place } of drawn) {
+        const row = readRowAt(dir, EPISODES_FILE, place);
+        if (row.record.record_id !== id) throw new FactoryError('dataset_corrupt', `${join(dir, EPISODES_FILE)}:${place.line} changed during the audit`, { fix: 'audit again a dataset no other process is writing' });
+        await reproduce(row);
       }
     }
-    const lane = lanes.get(name)!;
-    const where = `${EPISODES_FILE}:${row.line} (${id})`;
-    if (lane instanceof Error) {
-      findings.push({ check: 'reproduction', where, reason: `cannot load lane ${name}: ${lane.message}` });
-      return;
-    }
-    // The reader validated each row against the record schema: replay does not check it again.
-    const replayed = await replayRecord(row.record, lane, { text: row.text, schemaChecked: true });
-    for (const problem of replayed.problems) findings.push({ check: 'reproduction', where, reason: `replay: ${problem}` });
-    // Regenerating needs a policy that derives the actions again; for any other policy it would be the same replay twice.
-    const scripted = row.record.provenance.actors.some((actor) => actor.role === 'policy' && actor.kind === 'scripted');
-    if (replayed.ok && scripted) {
-      const regenerated = await replayRecord(row.record, lane, {
-        text: row.text,
-        schemaChecked: true,
-        derivePolicy: (actor) => (actor.kind === 'scripted' ? policyFactoryFor(lane) : undefined),
-      });
-      for (const problem of regenerated.problems) findings.push({ check: 'reproduction', where, reason: `regenerate: ${problem}` });
-    }
-  };
-  if (full) {
-    // Every record, in file order, streamed again: nothing of the first pass is held for it.
-    let done = 0;
-    await scanDataset(dir, async (row) => {
-      await reproduce(row, done++, audit.records);
-    });
-  } else {
-    const drawn = audit.sampled();
-    for (const [index, { id, place }] of drawn.entries()) {
-      const row = readRowAt(dir, EPISODES_FILE, place);
-      if (row.record.record_id !== id) throw new FactoryError('dataset_corrupt', `${join(dir, EPISODES_FILE)}:${place.line} changed during the audit`, { fix: 'audit again a dataset no other process is writing' });
-      await reproduce(row, index, drawn.length);
-    }
+    await pool.finish();
+  } catch (error) {
+    await pool.close();
+    throw error;
   }
 
   if (sampled.length > 0) progress({ stage: 'reproduction', done: sampled.length, total: sampled.length });

@@ -8,15 +8,12 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
-import type { Lane } from '../lanes/lane.js';
-import { loadLane } from '../lanes/lane-loader.js';
 import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
 import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
 import { createReadStream } from 'node:fs';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
-import { replayRecord } from '../verify/replay.js';
 import { EPISODES_FILE } from '../generation/dataset-directory.js';
-import { policyFactoryFor } from '../selection/scripted-policy-factory.js';
+import { ReplayPool, threadsFor } from './replay-pool.js';
 
 export interface ReplayFailure {
   /** The record id, or `episodes.jsonl:<line>` for a line that is not a record. */
@@ -54,6 +51,11 @@ export interface ReplayDatasetOptions {
   recordIds?: string[];
   /** A lane file to use instead of finding each record's lane by name. */
   lane?: string;
+  /**
+   * Threads to replay on (default 1: this thread); `auto` is one per core for
+   * a file of 200 lines or more (threadsFor). The summary is the same whatever the count.
+   */
+  workers?: number | 'auto';
   onRecord?: (done: number, total: number, ok: boolean) => void;
   /** Each failure as it is found, listed or not. */
   onFailure?: (failure: ReplayFailure) => void;
@@ -108,75 +110,66 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   };
   let corruptLines = 0;
 
-  const lanes = new Map<string, Lane | Error>();
-  const laneFor = (name: string): Lane | Error => {
-    const key = options.lane ?? name;
-    if (!lanes.has(key)) {
-      try {
-        lanes.set(key, loadLane(key));
-      } catch (error) {
-        lanes.set(key, error instanceof Error ? error : new Error(String(error)));
-      }
-    }
-    return lanes.get(key)!;
-  };
-
   // Streamed: one line at a time, so a replay's memory does not grow with the file (the ids seen are kept, to catch a repeat).
+  // Records are replayed on --workers threads; what each one found is taken in file order, so the summary is the same bytes whatever the count.
   const total = filtered ? recordIds.length : await countLines(file);
   let selected = 0;
   let verified = 0;
   let failed = 0;
-  const firstLine = new Map<string, number>();
-  for await (const entry of readLines(file)) {
-    let value: { record_id?: unknown; provenance?: { lineage?: { lane?: unknown } } } | undefined;
-    let problem = lineProblem(entry);
-    if (problem === undefined) {
-      try {
-        value = parseBoundedJson(entry.text, { maxDepth: MAX_RECORD_DEPTH, where: 'the line' }) as typeof value;
-      } catch (error) {
-        problem = jsonLineProblem(error);
-      }
-    }
-    if (problem !== undefined) {
-      // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
-      if (!filtered) {
-        fail({ where: `${EPISODES_FILE}:${entry.line}`, problems: [problem] });
-        corruptLines++;
-      }
-      continue;
-    }
-    const recordId = typeof value?.record_id === 'string' ? value.record_id : undefined;
-    if (filtered) {
-      if (recordId === undefined || !wanted.has(recordId)) continue;
-      found.add(recordId);
+  type Item = { where: string; corrupt?: true; problems?: string[]; laneName?: string };
+  const pool = new ReplayPool<Item>({ workers: threadsFor(options.workers, total), mode: 'replay', ...(options.lane === undefined ? {} : { lane: options.lane }) }, (item, verdict) => {
+    if (item.corrupt) {
+      fail({ where: item.where, problems: item.problems! });
+      corruptLines++;
+      return;
     }
     selected++;
-    const where = recordId ?? `${EPISODES_FILE}:${entry.line}`;
-    const laneName = value?.provenance?.lineage?.lane;
-    let ok = false;
-    const seenAt = recordId === undefined ? undefined : firstLine.get(recordId);
-    if (recordId !== undefined && seenAt === undefined) firstLine.set(recordId, entry.line);
-    if (seenAt !== undefined) {
-      fail({ where, problems: [`line ${entry.line} repeats the record_id of line ${seenAt}`] });
-    } else if (typeof laneName !== 'string') {
-      fail({ where, problems: [`line ${entry.line} has no provenance.lineage.lane`] });
-    } else {
-      const lane = laneFor(laneName);
-      if (lane instanceof Error) {
-        const fix = lane instanceof FactoryError && lane.fix ? ` (${lane.fix})` : '';
-        fail({ where, problems: [`cannot load lane "${laneName}": ${errorMessage(lane)}${fix}`] });
-      } else {
-        const verdict = await replayRecord(value, lane, {
-          text: entry.text,
-          derivePolicy: (actor) => (actor.kind === 'scripted' ? policyFactoryFor(lane) : undefined),
-        });
-        ok = verdict.ok;
-        if (ok) verified++;
-        else fail({ where, problems: verdict.problems });
-      }
+    const ok = verdict?.ok === true;
+    if (ok) verified++;
+    else {
+      failed++;
+      if (verdict === undefined) fail({ where: item.where, problems: item.problems! });
+      else if ('laneError' in verdict) {
+        const fix = verdict.laneError.fix ? ` (${verdict.laneError.fix})` : '';
+        fail({ where: item.where, problems: [`cannot load lane "${item.laneName}": ${verdict.laneError.message}${fix}`] });
+      } else if (!verdict.ok) fail({ where: item.where, problems: verdict.problems });
     }
-    if (!ok) failed++;
     options.onRecord?.(selected, Math.max(total, selected), ok);
+  });
+  const firstLine = new Map<string, number>();
+  try {
+    for await (const entry of readLines(file)) {
+      let value: { record_id?: unknown; provenance?: { lineage?: { lane?: unknown } } } | undefined;
+      let problem = lineProblem(entry);
+      if (problem === undefined) {
+        try {
+          value = parseBoundedJson(entry.text, { maxDepth: MAX_RECORD_DEPTH, where: 'the line' }) as typeof value;
+        } catch (error) {
+          problem = jsonLineProblem(error);
+        }
+      }
+      if (problem !== undefined) {
+        // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
+        if (!filtered) await pool.add({ where: `${EPISODES_FILE}:${entry.line}`, corrupt: true, problems: [problem] });
+        continue;
+      }
+      const recordId = typeof value?.record_id === 'string' ? value.record_id : undefined;
+      if (filtered) {
+        if (recordId === undefined || !wanted.has(recordId)) continue;
+        found.add(recordId);
+      }
+      const where = recordId ?? `${EPISODES_FILE}:${entry.line}`;
+      const laneName = value?.provenance?.lineage?.lane;
+      const seenAt = recordId === undefined ? undefined : firstLine.get(recordId);
+      if (recordId !== undefined && seenAt === undefined) firstLine.set(recordId, entry.line);
+      if (seenAt !== undefined) await pool.add({ where, problems: [`line ${entry.line} repeats the record_id of line ${seenAt}`] });
+      else if (typeof laneName !== 'string') await pool.add({ where, problems: [`line ${entry.line} has no provenance.lineage.lane`] });
+      else await pool.add({ where, laneName }, { line: entry.line, text: entry.text, lane: laneName });
+    }
+    await pool.finish();
+  } catch (error) {
+    await pool.close();
+    throw error;
   }
   if (filtered) {
     const missing = recordIds.filter((id) => !found.has(id));

@@ -49,6 +49,19 @@ describe('audit', () => {
     await assert.rejects(auditDataset(pristine, { full: true, sample: 3 }), /--full reproduces every record/);
   });
 
+  it('reproduces on worker threads with the report one thread gives', async () => {
+    const dir = copy();
+    const lines = rows(dir);
+    const record = JSON.parse(lines[2]!) as EpisodeRecord;
+    record.messages.at(-1)!.content += ' (edited)';
+    lines[2] = JSON.stringify(record);
+    writeFileSync(episodes(dir), lines.join('\n') + '\n');
+    const one = await auditDataset(dir, { full: true, workers: 1 });
+    const two = await auditDataset(dir, { full: true, workers: 2 });
+    assert.deepEqual(two, one);
+    assert.ok(reasons(one).some((reason) => reason.startsWith(`reproduction: episodes.jsonl:3 (${record.record_id}): regenerate: `)), reasons(one).join('\n'));
+  });
+
   it('catches an edited record: the manifest hash, and the record no longer reproduces', async () => {
     const dir = copy();
     const lines = rows(dir);

@@ -98,3 +98,22 @@ describe('episodes that ran out of wall time', () => {
     assert.deepEqual([replay.verified, replay.failed], [1, 0]);
   });
 });
+
+describe('replay on worker threads', () => {
+  it('gives the summary one thread gives, failures in file order, whatever the number of threads', async () => {
+    const { dir, lines } = await dataset();
+    // An edited record, a corrupt line, a record whose lane does not exist and a repeated record, spread over the file.
+    const edited = JSON.parse(lines[1]!) as EpisodeRecord;
+    edited.messages.at(-1)!.content += ' (edited)';
+    const lost = JSON.parse(lines[9]!) as EpisodeRecord;
+    lost.provenance.lineage.lane = 'no-such-lane';
+    const altered = [lines[0]!, JSON.stringify(edited), ...lines.slice(2, 6), '{"torn', ...lines.slice(6, 9), JSON.stringify(lost), ...lines.slice(10), lines[4]!];
+    rewrite(dir, altered);
+    const strip = ({ wall_seconds: _wall, ...rest }: Awaited<ReturnType<typeof replayDataset>>) => rest;
+    const one = strip(await replayDataset(dir, { workers: 1 }));
+    const three = strip(await replayDataset(dir, { workers: 3 }));
+    assert.deepEqual(three, one);
+    assert.deepEqual(one.failures.map((failure) => failure.where), [edited.record_id, 'episodes.jsonl:7', lost.record_id, JSON.parse(lines[4]!).record_id]);
+    assert.deepEqual([one.records, one.verified, one.failed, one.corrupt_lines], [16, 13, 3, 1]);
+  });
+});
