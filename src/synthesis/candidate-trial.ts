@@ -401,9 +401,13 @@ function findValue(results: readonly JsonValue[], value: JsonValue): string | un
   return undefined;
 }
 
+/**
+ * Two tasks with the same solution and predicates are one task, whatever
+ * records their parameters draw from: the predicates are written through the
+ * parameters, so the checks are the same. The second is a `duplicate`.
+ */
 function dedupKey(task: Task): string {
-  const from = Object.fromEntries(Object.entries(task.params ?? {}).filter(([, spec]) => 'from' in spec));
-  return canonicalJson({ from, predicates: task.predicates.map(({ id: _id, ...predicate }) => predicate) } as unknown as JsonValue);
+  return canonicalJson({ solution: task.solution, predicates: task.predicates.map(({ id: _id, ...predicate }) => predicate) } as unknown as JsonValue);
 }
 
 function taskId(tools: readonly string[], draw: number): string {

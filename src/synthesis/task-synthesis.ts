@@ -84,7 +84,7 @@ export async function tryInOrder(trials: CandidateTrials, count: number, limit: 
       const earlier = drawsByKey.get(ready.key)!.filter((other) => other < draw);
       if (earlier.length > 0) await outcomes[Math.max(...earlier)];
       const twin = keptByKey.get(ready.key);
-      if (twin) return { draw, kept: false, tools: ready.tools, reason: 'duplicate', detail: `its predicates are those of ${twin}` };
+      if (twin) return { draw, kept: false, tools: ready.tools, reason: 'duplicate', detail: `its solution and predicates are those of ${twin}` };
       const attempt = await trials.prove(draw, ready.task, ready.tools);
       if (attempt.kept) keptByKey.set(ready.key, ready.task.id);
       return attempt;

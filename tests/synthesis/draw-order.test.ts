@@ -65,7 +65,7 @@ describe('tryInOrder', () => {
     const script: Script[] = [{ key: 'a', sound: false }, { key: 'a', sound: true }, { key: 'a', sound: true }, { rejected: true }, { key: 'a', sound: true }];
     const result = await tryInOrder(scriptedTrials(script, 5, 1, []), 10, 5);
     assert.deepEqual(result.events.map((event) => (event.kept ? 'kept' : event.reason)), ['unsound', 'kept', 'duplicate', 'no-effect', 'duplicate']);
-    assert.equal(result.events[2]!.detail, 'its predicates are those of task-1');
-    assert.equal(result.events[4]!.detail, 'its predicates are those of task-1');
+    assert.equal(result.events[2]!.detail, 'its solution and predicates are those of task-1');
+    assert.equal(result.events[4]!.detail, 'its solution and predicates are those of task-1');
   });
 });
