@@ -221,6 +221,8 @@ export interface DatasetPass {
   /** Problems, the first MAX_LISTED_PROBLEMS of them (`problemCount` counts all). */
   problems: DatasetProblem[];
   problemCount: number;
+  /** Of those, ids that came back with other bytes (tampering, not damage). */
+  conflictCount: number;
 }
 
 export interface PassOptions {
@@ -242,11 +244,12 @@ export interface PassOptions {
 export async function scanDataset(dir: string, visit: (row: DatasetRow) => void | Promise<void>, options: PassOptions = {}): Promise<DatasetPass> {
   const file = options.file ?? EPISODES_FILE;
   const totalBytes = statSync(assertDatasetDirectory(dir, file)).size;
-  const pass: DatasetPass = { records: 0, problems: [], problemCount: 0 };
+  const pass: DatasetPass = { records: 0, problems: [], problemCount: 0, conflictCount: 0 };
   let reported = 0;
   for await (const entry of streamDataset(dir, file, options.ids)) {
     if (entry.problem) {
       pass.problemCount++;
+      if (entry.problem.conflict) pass.conflictCount++;
       if (pass.problems.length < MAX_LISTED_PROBLEMS) pass.problems.push(entry.problem);
       continue;
     }
@@ -265,7 +268,7 @@ export async function scanDataset(dir: string, visit: (row: DatasetRow) => void 
 /** For operations that must not work on part of a dataset: every unreadable or conflicting line stops them, at the end of the pass. */
 export async function passOverDataset(dir: string, operation: string, visit: (row: DatasetRow) => void | Promise<void>, options: PassOptions = {}): Promise<number> {
   const pass = await scanDataset(dir, visit, options);
-  if (pass.problemCount > 0) throw datasetProblemsError(dir, pass.problems, operation, pass.problemCount);
+  if (pass.problemCount > 0) throw datasetProblemsError(dir, pass.problems, operation, pass.problemCount, pass.conflictCount);
   return pass.records;
 }
 
@@ -284,12 +287,11 @@ export async function readDataset(dir: string, file = EPISODES_FILE): Promise<Da
  * (a record_id with two contents) is a failed check, exit 1; unreadable lines
  * are a precondition, exit 2. Every problem is listed.
  */
-export function datasetProblemsError(dir: string, problems: readonly DatasetProblem[], operation: string, count = problems.length): FactoryError {
+export function datasetProblemsError(dir: string, problems: readonly DatasetProblem[], operation: string, count = problems.length, conflicts = problems.filter((problem) => problem.conflict !== undefined).length): FactoryError {
   const listed = problems.map((problem) => ({ where: `${join(dir, problem.file)}:${problem.line}`, reason: problem.reason }));
   if (count > problems.length) listed.push({ where: dir, reason: `and ${count - problems.length} more lines like these, not listed` });
-  const conflicts = problems.filter((problem) => problem.conflict !== undefined).length;
   if (conflicts > 0) {
-    return new FactoryError('dataset_tampered', `${dir} has ${conflicts}${count > problems.length ? ' or more' : ''} record_id${conflicts === 1 ? '' : 's'} whose lines differ from an earlier line with the same id; nothing was ${operation}`, {
+    return new FactoryError('dataset_tampered', `${dir} has ${conflicts} record_id${conflicts === 1 ? '' : 's'} whose lines differ from an earlier line with the same id; nothing was ${operation}`, {
       fix: 'run `episode-factory audit` on it, then regenerate the dataset (or restore it from the run that wrote it)',
       problems: listed,
     });

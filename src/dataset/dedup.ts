@@ -276,8 +276,8 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
     const vectorSlot = options.embedder ? await embedDistinct(options.dir, options.embedder, vectorSpill, options.onProgress) : new Map<string, number>();
 
     const nearSearch = near === false ? null : nearSearchFor(near);
-    // A kept record's place in the shingle file, by its position.
-    const keptShingles = new Map<number, number>();
+    // A kept record's entry in the shingle file, by its position (4 bytes a record).
+    let shingleSlots = new Int32Array(1024);
     // Each trajectory hash seen so far, with the kept record it stands for (itself, or what it was dropped for): a copy of a dropped line is still exact.
     const keptByHash = new Map<string, number>();
     // The kept records' vectors (their places in the vector file) and positions, for semantic dedup, which compares a record with every kept one.
@@ -303,7 +303,7 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
         signature = nearSearch.hasher.signature(shingles);
         // Candidates come in file order and only a strictly better score replaces a match, so ties go to the earliest record.
         for (const candidate of nearSearch.index.candidates(signature)) {
-          const similarity = exactJaccard(shingles, shingleSpill.read(keptShingles.get(candidate)!));
+          const similarity = exactJaccard(shingles, shingleSpill.read(shingleSlots[candidate]!));
           if (similarity >= nearSearch.threshold && (!match || similarity > match.similarity)) match = { kept: false, reason: 'near', of: candidate, similarity };
         }
       }
@@ -328,7 +328,8 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
       }
       if (nearSearch && shingles && signature) {
         nearSearch.index.add(position, signature);
-        keptShingles.set(position, shingleSpill.append(shingles));
+        while (position >= shingleSlots.length) shingleSlots = doubled(shingleSlots);
+        shingleSlots[position] = shingleSpill.append(shingles);
       }
     });
     const records = decisions.size;

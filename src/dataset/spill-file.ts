@@ -11,7 +11,7 @@ import { doubled } from '../core/typed-arrays.js';
 type Numbers = Uint32Array | Float64Array;
 
 export class SpillFile<T extends Numbers> {
-  private readonly fd: number;
+  private fd: number | undefined;
   private offsets = new Float64Array(1024);
   private lengths = new Int32Array(1024);
   private count = 0;
@@ -40,7 +40,8 @@ export class SpillFile<T extends Numbers> {
     }
     const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
     let written = 0;
-    while (written < bytes.byteLength) written += writeSync(this.fd, bytes, written, bytes.byteLength - written, this.end + written);
+    const fd = this.open();
+    while (written < bytes.byteLength) written += writeSync(fd, bytes, written, bytes.byteLength - written, this.end + written);
     this.offsets[this.count] = this.end;
     this.lengths[this.count] = values.length;
     this.end += bytes.byteLength;
@@ -54,16 +55,22 @@ export class SpillFile<T extends Numbers> {
     const bytes = new Uint8Array(buffer);
     let read = 0;
     while (read < bytes.byteLength) {
-      const got = readSync(this.fd, bytes, read, bytes.byteLength - read, this.offsets[index]! + read);
+      const got = readSync(this.open(), bytes, read, bytes.byteLength - read, this.offsets[index]! + read);
       if (got === 0) throw new Error(`${this.path} is shorter than what was written to it`);
       read += got;
     }
     return this.make(buffer, length);
   }
 
-  /** Closes and deletes the file. */
+  private open(): number {
+    if (this.fd === undefined) throw new Error(`${this.path} was removed`);
+    return this.fd;
+  }
+
+  /** Closes and deletes the file; again, it does nothing. */
   remove(): void {
-    closeSync(this.fd);
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
     rmSync(this.path, { force: true });
   }
 }
