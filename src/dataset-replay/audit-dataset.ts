@@ -9,7 +9,7 @@
 import { errorMessage, FactoryError } from '../core/errors.js';
 import { checkColumnarCopies } from '../dataset/audit-columnar.js';
 import { checkLines, checkManifest, parentIdsExist, type AuditCheck, type Finding } from '../dataset/audit-checks.js';
-import { type ParentDataset, RecordAudit } from '../dataset/audit-records.js';
+import { MAX_FINDINGS_PER_CHECK, type ParentDataset, RecordAudit } from '../dataset/audit-records.js';
 import { EPISODES_FILE, formatProblem, readRowAt, RecordIdIndex, RecordPlaces, scanDataset, streamDataset } from '../dataset/dataset-reader.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import type { DatasetRow } from '../dataset/dataset-reader.js';
@@ -121,13 +121,20 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
   const sampled: string[] = [];
   const drawn = full ? [] : audit.sampled();
   const count = full ? audit.records : drawn.length;
+  // Like every other check's, the reproduction findings are listed up to a bound and all counted.
+  let reproductionListed = 0;
+  let reproductionUnlisted = 0;
+  const reproductionFinding = (where: string, reason: string) => {
+    if (reproductionListed++ < MAX_FINDINGS_PER_CHECK) findings.push({ check: 'reproduction', where, reason });
+    else reproductionUnlisted++;
+  };
   const pool = new ReplayPool<{ id: string; line: number; lane: string }>({ workers: threadsFor(options.workers, count), mode: 'reproduce' }, (item, verdict) => {
     sampled.push(item.id);
     progress({ stage: 'reproduction', done: sampled.length, total: count });
     const where = `${EPISODES_FILE}:${item.line} (${item.id})`;
     if (verdict === undefined || verdict.ok) return;
-    if ('laneError' in verdict) findings.push({ check: 'reproduction', where, reason: `cannot load lane ${item.lane}: ${verdict.laneError.message}` });
-    else for (const problem of verdict.problems) findings.push({ check: 'reproduction', where, reason: problem });
+    if ('laneError' in verdict) reproductionFinding(where, `cannot load lane ${item.lane}: ${verdict.laneError.message}`);
+    else for (const problem of verdict.problems) reproductionFinding(where, problem);
   });
   const reproduce = (row: DatasetRow) => {
     const lane = row.record.provenance.lineage.lane;
@@ -152,10 +159,12 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
   }
 
   if (sampled.length > 0) progress({ stage: 'reproduction', done: sampled.length, total: sampled.length });
+  if (reproductionUnlisted > 0) findings.push({ check: 'reproduction', where: EPISODES_FILE, reason: `and ${reproductionUnlisted} more reproduction findings like these, not listed` });
 
   const checks: Record<AuditCheck, number> = { manifest: 0, lines: 0, ids: 0, lineage: 0, provenance: 0, turns: 0, columnar: 0, reproduction: 0 };
   for (const finding of findings) checks[finding.check]++;
   // A finding that stands for many not listed counts as all of them.
   for (const { check, unlisted } of audit.unlisted()) checks[check] += unlisted - 1;
+  if (reproductionUnlisted > 0) checks.reproduction += reproductionUnlisted - 1;
   return { dir, records: audit.records, full, sampled, checks, findings, ok: findings.length === 0 };
 }

@@ -49,6 +49,19 @@ describe('audit', () => {
     await assert.rejects(auditDataset(pristine, { full: true, sample: 3 }), /--full reproduces every record/);
   });
 
+  it('lists at most 1,000 findings of a check and counts the rest', async () => {
+    const dir = copy();
+    const lines = rows(dir);
+    // Copies under new ids whose replay_command still names the original: a provenance finding each.
+    const copies = Array.from({ length: 120 }, (_, copy) => lines.map((line) => line.replace(/"record_id":"([^"]+)"/, `"record_id":"$1.copy${copy}"`))).flat();
+    writeFileSync(episodes(dir), copies.join('\n') + '\n');
+    const report = await auditDataset(dir, { sample: 0 });
+    const provenance = report.findings.filter((finding) => finding.check === 'provenance');
+    assert.equal(provenance.length, 1001);
+    assert.equal(provenance.at(-1)!.reason, `and ${copies.length - 1000} more provenance findings like these, not listed`);
+    assert.equal(report.checks.provenance, copies.length);
+  });
+
   it('reproduces on worker threads with the report one thread gives', async () => {
     const dir = copy();
     const lines = rows(dir);
