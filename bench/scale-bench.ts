@@ -68,7 +68,9 @@ async function runOn(dir: string, out: string, log: (message: string) => void, l
 
 export async function measureScale(scratch: string, bigEpisodes: number, workers: number, log: (message: string) => void): Promise<ScaleFigures> {
   const lane = loadLane(SCALE_LANE, REPO);
-  const perSeed = lane.document.tasks.length * Object.keys((lane.document.policy as { variants?: Record<string, number> }).variants ?? { one: 1 }).length;
+  // A lane whose policy draws one variant per seed runs each task once a seed; one that runs "each" variant, once per variant.
+  const policy = lane.document.policy as { variants?: Record<string, number>; draw?: string };
+  const perSeed = lane.document.tasks.length * (policy.draw === 'each' ? Object.keys(policy.variants ?? {}).length || 1 : 1);
   const sizes = { small: Math.round(bigEpisodes / 10), big: bigEpisodes };
   const root = join(scratch, 'scale');
   mkdirSync(root, { recursive: true });
