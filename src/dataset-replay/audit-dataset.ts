@@ -10,7 +10,7 @@ import { errorMessage, FactoryError } from '../core/errors.js';
 import { checkColumnarCopies } from '../dataset/audit-columnar.js';
 import { checkLines, checkManifest, parentIdsExist, type AuditCheck, type Finding } from '../dataset/audit-checks.js';
 import { MAX_FINDINGS_PER_CHECK, type ParentDataset, RecordAudit } from '../dataset/audit-records.js';
-import { EPISODES_FILE, formatProblem, readRowAt, RecordIdIndex, RecordPlaces, scanDataset, streamDataset } from '../dataset/dataset-reader.js';
+import { EPISODES_FILE, formatProblem, readRowAt, RecordIdIndex, scanDataset, streamDataset } from '../dataset/dataset-reader.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import type { DatasetRow } from '../dataset/dataset-reader.js';
 import { ReplayPool, threadsFor } from './replay-pool.js';
@@ -63,18 +63,11 @@ async function readParent(dir: string): Promise<ParentDataset> {
   } catch (error) {
     problems.push(errorMessage(error));
   }
-  const ids = new Map<string, number>();
-  const places = new RecordPlaces();
-  let listed = 0;
-  for await (const entry of streamDataset(dir)) {
-    if (entry.problem) {
-      if (listed++ < 100) problems.push(formatProblem(entry.problem));
-      continue;
-    }
-    if (!ids.has(entry.row.record.record_id)) ids.set(entry.row.record.record_id, places.add(entry.row));
-  }
-  if (listed > 100) problems.push(`and ${listed - 100} more unreadable lines, not listed`);
-  return { dir, path: join(dir, EPISODES_FILE), ...(manifestSha256 === undefined ? {} : { manifestSha256 }), problems, ids, places };
+  const ids = new RecordIdIndex();
+  const pass = await scanDataset(dir, () => undefined, { ids });
+  for (const problem of pass.problems) problems.push(formatProblem(problem));
+  if (pass.problemCount > pass.problems.length) problems.push(`and ${pass.problemCount - pass.problems.length} more unreadable lines, not listed`);
+  return { dir, path: join(dir, EPISODES_FILE), ...(manifestSha256 === undefined ? {} : { manifestSha256 }), problems, ids };
 }
 
 export async function auditDataset(dir: string, options: AuditOptions = {}): Promise<AuditReport> {

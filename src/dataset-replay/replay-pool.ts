@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { rethrown } from '../generation/soundness-worker.js';
-import { startThread } from '../generation/worker-thread.js';
+import { closeThread, startThread } from '../generation/worker-thread.js';
 import { replayRow, type ReplayMode, type RowToReplay, type RowVerdict } from './record-replay.js';
 import { REPLAY_WORKER_DATA, type FromReplayWorker, type ReplayJob, type ToReplayWorker } from './replay-worker.js';
 
@@ -98,12 +98,11 @@ class ReplayThread {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve: (verdicts: RowVerdict[]) => void; reject: (error: unknown) => void }>();
   private crashed: Error | undefined;
-  private closed: (() => void) | undefined;
 
   constructor() {
     this.worker = startThread(REPLAY_ENTRY, REPLAY_WORKER_DATA);
     this.worker.on('message', (message: FromReplayWorker) => {
-      if (message.type === 'closed') return this.closed?.();
+      if (message.type === 'closed') return;
       const waiter = this.waiting.get(message.index);
       this.waiting.delete(message.index);
       if (message.type === 'verdicts') waiter?.resolve(message.verdicts);
@@ -113,7 +112,6 @@ class ReplayThread {
       this.crashed ??= error;
       for (const waiter of this.waiting.values()) waiter.reject(error);
       this.waiting.clear();
-      this.closed?.();
     };
     this.worker.on('error', (error) => crash(new Error(`a replay worker crashed: ${error.message}`)));
     this.worker.on('exit', (code) => crash(new Error(`a replay worker exited (code ${code}) in the middle of a batch`)));
@@ -127,15 +125,7 @@ class ReplayThread {
     });
   }
 
-  async close(): Promise<void> {
-    // The server children a thread's worlds kept are the thread's to end; a thread that does not answer in time is ended anyway.
-    if (!this.crashed) {
-      await new Promise<void>((resolve) => {
-        this.closed = resolve;
-        setTimeout(resolve, 5_000).unref();
-        this.worker.postMessage({ type: 'close' } satisfies ToReplayWorker);
-      });
-    }
-    await this.worker.terminate();
+  close(): Promise<void> {
+    return closeThread(this.worker, !this.crashed);
   }
 }

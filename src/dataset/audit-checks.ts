@@ -9,6 +9,7 @@
 // applies the record checks, with ids and lineage, as the records stream past.
 
 import { errorMessage, FactoryError } from '../core/errors.js';
+import { sha256Hex } from '../core/hashing.js';
 import { actorPin } from '../models/model-pin.js';
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -264,10 +265,15 @@ export function turnProblems(record: EpisodeRecord): string[] {
   return problems;
 }
 
-/** A deterministic sample of record ids, independent of file order. */
-export function sampleIds(ids: readonly string[], size: number, hash: (text: string) => string): string[] {
+/** Where a record id falls in the audit's sample order: the smallest keys are reproduced. */
+export function sampleKey(id: string): string {
+  return sha256Hex(`audit\u0000${id}`);
+}
+
+/** A deterministic sample of record ids, independent of file order (what the audit's streamed sample draws). */
+export function sampleIds(ids: readonly string[], size: number): string[] {
   return [...ids].sort((left, right) => {
-    const [a, b] = [hash(`audit\u0000${left}`), hash(`audit\u0000${right}`)];
+    const [a, b] = [sampleKey(left), sampleKey(right)];
     return a < b ? -1 : a > b ? 1 : 0;
   }).slice(0, size);
 }

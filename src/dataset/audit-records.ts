@@ -7,13 +7,12 @@
 // to a bound per check and all counted; they come out grouped by check in the
 // order the audit reports them, each group in file order.
 
-import { sha256Hex } from '../core/hashing.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { deriveRecord } from '../records/lineage.js';
 import type { Manifest } from '../records/manifest.js';
 import { MANIFEST_FILE } from '../records/manifest.js';
-import { type AuditCheck, type Finding, provenanceProblems, recordPlace, turnProblems } from './audit-checks.js';
-import { type DatasetProblem, type DatasetRow, readLineAt, type RecordIdIndex, type RecordPlace, RecordPlaces } from './dataset-reader.js';
+import { type AuditCheck, type Finding, provenanceProblems, recordPlace, sampleKey, turnProblems } from './audit-checks.js';
+import { type DatasetProblem, type DatasetRow, readLineAt, type RecordIdIndex, type RecordPlace } from './dataset-reader.js';
 
 /** Findings stored per check; past this, they are counted and one finding says how many more. */
 export const MAX_FINDINGS_PER_CHECK = 1000;
@@ -30,15 +29,14 @@ export interface ParentDataset {
   manifestSha256?: string;
   /** Why its records file cannot be vouched for (differs from its manifest, or no manifest). */
   problems: string[];
-  ids: Map<string, number>;
-  places: RecordPlaces;
+  /** Where each of its records is. */
+  ids: RecordIdIndex;
 }
 
 /** The exact line of a parent's record, read back from its file; undefined when the parent has no such record. */
 export function parentLine(parent: ParentDataset, id: string): string | undefined {
-  const slot = parent.ids.get(id);
-  if (slot === undefined) return undefined;
-  const place = parent.places.get(slot);
+  const place = parent.ids.get(id);
+  if (place === undefined) return undefined;
   return readLineAt(parent.path, place.offset, place.bytes).toString('utf8');
 }
 
@@ -70,7 +68,7 @@ class SampleKeeper {
 
   offer(id: string, place: RecordPlace): void {
     if (this.size === 0) return;
-    const hash = sha256Hex(`audit\u0000${id}`);
+    const hash = sampleKey(id);
     if (this.kept.length === this.size && hash >= this.kept[this.kept.length - 1]!.hash) return;
     let low = 0;
     let high = this.kept.length;
@@ -149,7 +147,7 @@ export class RecordAudit {
       if (source !== null) this.sources.add(line, where, `an original record has source_record_id ${source}`);
     } else if (source === null) {
       this.sources.add(line, where, `record ${record.record_id} was made by ${operation} but names no source_record_id`);
-    } else if (!this.options.parents.some((parent) => parent.ids.has(source)) && !this.options.ids.has(source)) {
+    } else if (!this.resolves(source)) {
       // It may still be a record further down this file: decided when the pass ends.
       if (this.deferred.length < MAX_DEFERRED_SOURCES) this.deferred.push({ line, source });
       else this.overflowed = true;
@@ -179,7 +177,12 @@ export class RecordAudit {
   recheckSource(record: EpisodeRecord, line: number): void {
     const source = record.provenance.lineage.source_record_id;
     if (record.provenance.lineage.operation === 'generate' || source === null) return;
-    if (!this.options.parents.some((parent) => parent.ids.has(source)) && !this.options.ids.has(source)) this.unresolved(line, source);
+    if (!this.resolves(source)) this.unresolved(line, source);
+  }
+
+  /** Whether a source_record_id names a record of a parent, or of this file so far. */
+  private resolves(source: string): boolean {
+    return this.options.parents.some((parent) => parent.ids.has(source)) || this.options.ids.has(source);
   }
 
   private unresolved(line: number, source: string): void {
@@ -212,9 +215,13 @@ export class RecordAudit {
   /** The records file's unreadable lines and conflicting ids, in file order (the lines check). */
   lineFindings(): Finding[] {
     const merged = [...this.lines.stored, ...this.conflicts.stored].sort((left, right) => left.line - right.line).map((entry) => entry.finding);
-    const more = this.lines.count - this.lines.stored.length + (this.conflicts.count - this.conflicts.stored.length);
+    const more = this.unlistedLines();
     if (more > 0) merged.push({ check: 'lines', where: this.options.file, reason: `and ${more} more unreadable lines or conflicting ids, not listed` });
     return merged;
+  }
+
+  private unlistedLines(): number {
+    return this.lines.count - this.lines.stored.length + (this.conflicts.count - this.conflicts.stored.length);
   }
 
   /** Every other record-level finding, grouped: ids, lineage, provenance, turns. */
@@ -227,7 +234,7 @@ export class RecordAudit {
   unlisted(): { check: AuditCheck; unlisted: number }[] {
     const lists = [this.repeats, this.sources, this.lineage, this.provenance, this.turns];
     const counted = lists.filter((list) => list.count > list.stored.length).map((list) => ({ check: list.check, unlisted: list.count - list.stored.length }));
-    const lines = this.lines.count - this.lines.stored.length + (this.conflicts.count - this.conflicts.stored.length);
+    const lines = this.unlistedLines();
     if (lines > 0) counted.push({ check: 'lines', unlisted: lines });
     return counted;
   }

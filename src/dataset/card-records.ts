@@ -59,6 +59,12 @@ export interface RecordIds {
   completed: Set<string>;
 }
 
+/** Puts a record's id among the known ones, and the completed ones when its task was completed. */
+export function addRecordId(ids: RecordIds, record: EpisodeRecord): void {
+  ids.known.add(record.record_id);
+  if (record.result.task_completed) ids.completed.add(record.record_id);
+}
+
 export class CardRecords {
   private readonly stats = new StatsAccumulator();
   private readonly lanes = new Map<string, { name: string; sha256: string; records: number; tasks: Set<string>; seeds: Set<number> }>();
@@ -104,8 +110,7 @@ export class CardRecords {
     tally(this.operations, lineage.operation);
     tally(this.verifiedBy, record.result.verified_by);
     this.example ??= { record_id: record.record_id, generate_command: lineage.generate_command, replay_command: lineage.replay_command };
-    this.ids.known.add(record.record_id);
-    if (record.result.task_completed) this.ids.completed.add(record.record_id);
+    addRecordId(this.ids, record);
   }
 
   /** The lanes the records name, sorted. */

@@ -12,7 +12,7 @@ import { readLines } from '../records/jsonl.js';
 import { readManifest } from '../records/manifest.js';
 import type { ArgumentsForm } from '../records/chat-format.js';
 import { assertDatasetDirectory, EPISODES_FILE, passOverDataset } from './dataset-reader.js';
-import type { RecordIds } from './card-records.js';
+import { addRecordId, type RecordIds } from './card-records.js';
 import { exportDpo, type DpoSummary } from './export-dpo.js';
 import { exportSft, type SftOptions, type SftSummary } from './export-sft.js';
 import { readSplitLayout } from './split-layout.js';
@@ -131,10 +131,7 @@ export async function readExports(dir: string, episodes?: RecordIds): Promise<{ 
   const idsOf = async (file: string): Promise<RecordIds> => {
     if (!read.has(file)) {
       const ids: RecordIds = { known: new Set(), completed: new Set() };
-      await passOverDataset(dir, 'described', ({ record }) => {
-        ids.known.add(record.record_id);
-        if (record.result.task_completed) ids.completed.add(record.record_id);
-      }, { file });
+      await passOverDataset(dir, 'described', ({ record }) => addRecordId(ids, record), { file });
       read.set(file, ids);
     }
     return read.get(file)!;

@@ -10,7 +10,7 @@ import type { Lane, SeedRange } from '../lanes/lane.js';
 import { checkLaneSoundness, defaultCheckSeeds, tasksToCheck, type TaskSoundness } from '../verify/lane-soundness.js';
 import { isBuiltInWorld } from '../world/world-registry.js';
 import { rethrown, SOUNDNESS_WORKER_DATA, type FromSoundnessWorker, type SoundnessJob, type ToSoundnessWorker } from './soundness-worker.js';
-import { startThread } from './worker-thread.js';
+import { closeThread, startThread } from './worker-thread.js';
 
 const SOUNDNESS_ENTRY = 'generation/soundness-worker';
 
@@ -87,7 +87,6 @@ function startSoundnessWorker(): SoundnessWorker {
   const worker = startThread(SOUNDNESS_ENTRY, SOUNDNESS_WORKER_DATA);
   let current: { resolve: (result: TaskSoundness) => void; reject: (error: unknown) => void } | undefined;
   let crashed: Error | undefined;
-  let closed: (() => void) | undefined;
   const settle = () => {
     const settling = current;
     current = undefined;
@@ -96,12 +95,10 @@ function startSoundnessWorker(): SoundnessWorker {
   const crash = (error: Error) => {
     crashed ??= error;
     settle()?.reject(error);
-    closed?.();
   };
   worker.on('message', (message: FromSoundnessWorker) => {
     if (message.type === 'task') settle()?.resolve(message.result);
     else if (message.type === 'failed') settle()?.reject(rethrown(message.error));
-    else closed?.();
   });
   worker.on('error', (error) => crash(new Error(`a lanes check worker crashed: ${error.message}`)));
   worker.on('exit', (code) => crash(new Error(`a lanes check worker exited (code ${code}) in the middle of a task`)));
@@ -113,16 +110,8 @@ function startSoundnessWorker(): SoundnessWorker {
         worker.postMessage({ type: 'check', job } satisfies ToSoundnessWorker);
       });
     },
-    async close() {
-      // The server children a thread's worlds kept are the thread's to end; a thread that does not answer in time is ended anyway.
-      if (!crashed) {
-        await new Promise<void>((resolve) => {
-          closed = resolve;
-          setTimeout(resolve, 5_000).unref();
-          worker.postMessage({ type: 'close' } satisfies ToSoundnessWorker);
-        });
-      }
-      await worker.terminate();
+    close() {
+      return closeThread(worker, !crashed);
     },
   };
 }

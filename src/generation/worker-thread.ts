@@ -61,3 +61,28 @@ export function startThread(entry: string, workerData: unknown): Worker {
     resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
   });
 }
+
+/**
+ * Ends a job thread: one still alive is first asked to `close` (end the server
+ * children its worlds kept) and waited for, until it answers `closed`, exits
+ * or 5 seconds pass; then it is terminated. A crashed thread is only terminated.
+ */
+export async function closeThread(worker: Worker, alive: boolean): Promise<void> {
+  if (alive) {
+    await new Promise<void>((resolve) => {
+      const onMessage = (message: { type?: unknown } | null) => {
+        if (message?.type === 'closed') done();
+      };
+      const done = () => {
+        worker.off('message', onMessage);
+        worker.off('exit', done);
+        resolve();
+      };
+      worker.on('message', onMessage);
+      worker.once('exit', done);
+      setTimeout(done, 5_000).unref();
+      worker.postMessage({ type: 'close' });
+    });
+  }
+  await worker.terminate();
+}
