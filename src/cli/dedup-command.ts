@@ -11,8 +11,10 @@ import { ProgressLine, type Streams, writeJson } from './output.js';
 import { checkInputs } from '../dataset/dataset-inputs.js';
 import { EPISODES_FILE } from '../dataset/dataset-reader.js';
 import { writeDerivedManifest } from '../dataset/derived-manifest.js';
+import { MAX_FILE_SIZE_HELP, parseFileSize } from './file-size-flag.js';
 
 interface DedupFlags {
+  maxFileSize?: string;
   out: string;
   /** A number from --near, false from --no-near, undefined when neither was given. */
   near?: number | false;
@@ -79,6 +81,7 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
       '--model-timeout <seconds>',
       `with --embed: the longest the embedding server may stay silent on one request of ${DEFAULT_EMBED_BATCH} texts (default ${DEFAULT_EMBED_TIMEOUT_MS / 1000}; the start-up check waits at most ${STARTUP_CHECK_TIMEOUT_MS / 1000})`,
     )
+    .option('--max-file-size <size>', MAX_FILE_SIZE_HELP)
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
     .addHelpText(
@@ -93,6 +96,7 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
       const timeoutMs = flags.modelTimeout === undefined ? undefined : parseSeconds('--model-timeout', flags.modelTimeout, DEFAULT_EMBED_TIMEOUT_MS / 1000);
       const embedder = flags.embed === undefined ? undefined : embedderFromSpec(flags.embed, { ...server, timeoutMs });
       // The source must match its manifest; one with none is read with a warning, and the output's manifest then names no source manifest.
+      const maxFileBytes = parseFileSize('--max-file-size', flags.maxFileSize);
       const checked = await checkInputs(dir, 'dedup', [EPISODES_FILE]);
       if (checked.warning) streams.stderr.write(`dedup: warning: ${checked.warning}\n`);
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
@@ -102,11 +106,12 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
         ...(flags.near !== undefined ? { near: flags.near } : {}),
         ...(embedder ? { embedder } : {}),
         ...(flags.cosine !== undefined ? { cosine: flags.cosine } : {}),
+        maxFileBytes,
         onProgress: (message) => progress.update(`dedup ${dir}: ${message}`),
       });
       progress.clear();
       // The output is a dataset like any other: columnar copies and a manifest naming where it came from, down to its manifest's bytes.
-      await writeDerivedManifest(summary.out_dir, 'dedup', { dir, ...(checked.manifest ? { manifest: checked.manifest } : {}) }, { dropped: summary.dropped });
+      await writeDerivedManifest(summary.out_dir, 'dedup', { dir, ...(checked.manifest ? { manifest: checked.manifest } : {}) }, { dropped: summary.dropped }, maxFileBytes);
       if (flags.json) writeJson(streams, summary);
       else streams.stdout.write(formatDedupSummary(summary) + '\n');
       setExit(0);

@@ -15,6 +15,7 @@ import { loadLane } from '../lanes/lane-loader.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { parseShard } from '../generation/plan-shard.js';
 import { parseCount } from './count-flag.js';
+import { MAX_FILE_SIZE_HELP, parseFileSize } from './file-size-flag.js';
 import { addModelServerFlags, modelServerOptions, type ModelServerFlags } from './model-server-flags.js';
 import { percent, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
@@ -30,6 +31,7 @@ interface GenerateFlags extends ModelServerFlags {
   restart?: boolean;
   seeds?: string;
   format?: string;
+  maxFileSize?: string;
   task?: string[];
   variant?: string[];
   out?: string;
@@ -123,6 +125,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
     .option('--resume', 'finish the interrupted run of this same command in <out>, keeping what it finished')
     .option('--restart', 'discard an interrupted run in <out> and start again')
     .option('--format <list>', 'comma-separated output formats: jsonl (always), arrow (IPC stream), parquet', 'jsonl,arrow,parquet')
+    .option('--max-file-size <size>', MAX_FILE_SIZE_HELP)
     .option('--json', 'print the summary as one JSON object on stdout')
     .option('--quiet', 'no progress line')
     .addHelpText('after', '\nExamples:\n  episode-factory generate tool-world-v1\n  episode-factory generate tool-world-v1 --policy openai:Qwen/Qwen2.5-1.5B-Instruct --base-url http://127.0.0.1:8000/v1 --concurrency 8\n  episode-factory generate tool-world-v1 --seeds 0..99 --out /tmp/big --json\n  episode-factory generate lanes/my-lane.json --task close-named-issue --seeds 3..3\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --workers 2\n  episode-factory generate tool-world-v1 --seeds 0..19999 --out /tmp/big --resume     # after a kill\n  episode-factory generate tool-world-v1 --seeds 0..19999 --shard 0/4 --out /shared/s0   # then: merge /shared/s0 ... --out D')
@@ -171,6 +174,7 @@ export function registerGenerate(program: Command, streams: Streams, setExit: (s
           tasks: flags.task,
           variants: flags.variant,
           formats,
+          maxFileBytes: parseFileSize('--max-file-size', flags.maxFileSize),
           policy,
           ...(user ? { user } : {}),
           concurrency,

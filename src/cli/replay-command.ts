@@ -60,7 +60,7 @@ export function registerReplay(program: Command, streams: Streams, setExit: (sta
         for (const problem of summary.manifest_problems) streams.stdout.write(`FAIL manifest: ${problem}\n`);
         if (summary.no_manifest) streams.stderr.write(`replay: warning: ${dir} has no manifest.json: a line removed from episodes.jsonl cannot be seen\n`);
         const corrupt = summary.corrupt_lines > 0 ? `, ${summary.corrupt_lines} corrupt line${summary.corrupt_lines === 1 ? '' : 's'}` : '';
-        const manifest = summary.manifest_problems.length > 0 ? ', episodes.jsonl differs from the manifest' : '';
+        const manifest = summary.manifest_problems.length > 0 ? ', the records differ from the manifest' : '';
         streams.stdout.write(
           `replay ${dir}: ${summary.records} records, ${summary.verified} verified, ${summary.failed} failed${corrupt}${manifest} (wall ${summary.wall_seconds.toFixed(2)}s)\n`,
         );

@@ -3,7 +3,7 @@
 // an entry costs a constant on average and the memory stays a few bytes a
 // record instead of an object each.
 
-type TypedArray = Int32Array | Uint8Array | Uint32Array | Float64Array;
+type TypedArray = Int32Array | Uint8Array | Uint16Array | Uint32Array | Float64Array;
 
 /** A copy of `array`, twice as long (at least 1,024 entries), with its entries at the start. */
 export function doubled<T extends TypedArray>(array: T): T {

@@ -12,9 +12,9 @@ import { checkLines, checkManifest, parentIdsExist, type AuditCheck, type Findin
 import { MAX_FINDINGS_PER_CHECK, type ParentDataset, RecordAudit } from '../dataset/audit-records.js';
 import { EPISODES_FILE, formatProblem, readRowAt, RecordIdIndex, scanDataset, streamDataset } from '../dataset/dataset-reader.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
+import { DATA_DIRECTORY, recordBytes, recordFiles, type RecordFiles } from '../records/record-files.js';
 import type { DatasetRow } from '../dataset/dataset-reader.js';
 import { ReplayPool, threadsFor } from './replay-pool.js';
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface AuditOptions {
@@ -58,7 +58,7 @@ async function readParent(dir: string): Promise<ParentDataset> {
     if (read === undefined) problems.push('has no manifest.json: its records cannot be vouched for as a source');
     else {
       manifestSha256 = read.sha256;
-      for (const difference of await compareWithManifest(dir, read.manifest, new Set([EPISODES_FILE]))) problems.push(`${difference.path} ${difference.reason}`);
+      for (const difference of await compareWithManifest(dir, read.manifest, new Set(recordFiles(dir).jsonl))) problems.push(`${difference.path} ${difference.reason}`);
     }
   } catch (error) {
     problems.push(errorMessage(error));
@@ -67,14 +67,14 @@ async function readParent(dir: string): Promise<ParentDataset> {
   const pass = await scanDataset(dir, () => undefined, { ids });
   for (const problem of pass.problems) problems.push(formatProblem(problem));
   if (pass.problemCount > pass.problems.length) problems.push(`and ${pass.problemCount - pass.problems.length} more unreadable lines, not listed`);
-  return { dir, path: join(dir, EPISODES_FILE), ...(manifestSha256 === undefined ? {} : { manifestSha256 }), problems, ids };
+  return { dir, ...(manifestSha256 === undefined ? {} : { manifestSha256 }), problems, ids };
 }
 
 export async function auditDataset(dir: string, options: AuditOptions = {}): Promise<AuditReport> {
   const parents = options.parents ?? [];
   const missingParents = parentIdsExist(parents);
   if (missingParents.length > 0) {
-    throw new FactoryError('dataset_not_found', `parent ${missingParents.join(', ')} has no episodes.jsonl`, { fix: 'pass --parent with a dataset directory' });
+    throw new FactoryError('dataset_not_found', `parent ${missingParents.join(', ')} has no records (no episodes.jsonl, no data/)`, { fix: 'pass --parent with a dataset directory' });
   }
   const full = options.full === true;
   if (full && options.sample !== undefined) {
@@ -87,26 +87,45 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
   const progress = options.onProgress ?? (() => {});
   progress({ stage: 'manifest' });
   const { manifest, findings: manifestFindings } = await checkManifest(dir);
+  // A record file missing or stray (a big dataset's data/ files must make one numbered set) leaves no records to check: that is the finding.
+  let files: RecordFiles;
+  try {
+    files = recordFiles(dir);
+  } catch (error) {
+    if (!(error instanceof FactoryError) || error.code !== 'dataset_corrupt') throw error;
+    const findings = [...manifestFindings, { check: 'manifest' as const, where: dir, reason: `${error.message.replace(`${dir}: `, '')}; no record was checked` }];
+    const checks: Record<AuditCheck, number> = { manifest: findings.length, lines: 0, ids: 0, lineage: 0, provenance: 0, turns: 0, columnar: 0, reproduction: 0 };
+    return { dir, records: 0, full, sampled: [], checks, findings, ok: false };
+  }
   const parentDatasets: ParentDataset[] = [];
   for (const parent of parents) parentDatasets.push(await readParent(parent));
 
   // One pass checks every record as it is read; only ids and the sample's places are kept.
   progress({ stage: 'records' });
-  const totalBytes = statSync(join(dir, EPISODES_FILE)).size;
+  const totalBytes = recordBytes(dir, files.jsonl);
+  let bytes = 0;
   const ids = new RecordIdIndex();
-  const audit = new RecordAudit({ file: EPISODES_FILE, ...(manifest ? { manifest } : {}), parents: parentDatasets, sample: full ? 0 : sampleSize, ids });
+  const audit = new RecordAudit({ file: files.layout === 'single' ? EPISODES_FILE : DATA_DIRECTORY, ...(manifest ? { manifest } : {}), parents: parentDatasets, sample: full ? 0 : sampleSize, ids });
   for await (const entry of streamDataset(dir, EPISODES_FILE, ids)) {
     if (entry.problem) audit.problem(entry.problem);
     else {
       audit.visit(entry.row);
-      if (audit.records % 1000 === 0) progress({ stage: 'records', records: audit.records, bytes: entry.row.offset + entry.row.bytes, totalBytes });
+      bytes += entry.row.bytes + 1;
+      if (audit.records % 1000 === 0) progress({ stage: 'records', records: audit.records, bytes, totalBytes });
     }
   }
   audit.endPass();
   // Too many sources were open to remember where they were: a second pass resolves each against every id.
-  if (audit.needsSourcePass) await scanDataset(dir, (row) => audit.recheckSource(row.record, row.line));
+  if (audit.needsSourcePass) {
+    // Every entry counted, problems too, so each record has the place in the order the first pass gave it.
+    let order = 0;
+    for await (const entry of streamDataset(dir)) {
+      if (entry.row) audit.recheckSource(entry.row, order);
+      order++;
+    }
+  }
 
-  const findings: Finding[] = [...manifestFindings, ...(await checkLines(dir, EPISODES_FILE, audit.lineFindings())), ...audit.recordFindings()];
+  const findings: Finding[] = [...manifestFindings, ...(await checkLines(dir, files.jsonl, audit.lineFindings())), ...audit.recordFindings()];
   const total = audit.records + audit.problems;
   findings.push(...(await checkColumnarCopies(dir, { onProgress: ({ files, rows }) => progress({ stage: 'columnar', files, rows, total }) })));
 
@@ -121,17 +140,21 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
     if (reproductionListed++ < MAX_FINDINGS_PER_CHECK) findings.push({ check: 'reproduction', where, reason });
     else reproductionUnlisted++;
   };
-  const pool = new ReplayPool<{ id: string; line: number; lane: string }>({ workers: threadsFor(options.workers, count), mode: 'reproduce' }, (item, verdict) => {
+  const pool = new ReplayPool<{ id: string; file: string; line: number; lane: string }>({ workers: threadsFor(options.workers, count), mode: 'reproduce' }, (item, found) => {
     sampled.push(item.id);
     progress({ stage: 'reproduction', done: sampled.length, total: count });
-    const where = `${EPISODES_FILE}:${item.line} (${item.id})`;
-    if (verdict === undefined || verdict.ok) return;
+    const where = `${item.file}:${item.line} (${item.id})`;
+    if (found === undefined) return;
+    // The reader validated the line, so a thread cannot find it corrupt unless the file changed under the audit.
+    if ('corrupt' in found) return reproductionFinding(where, `the line changed during the audit: ${found.corrupt}`);
+    const { verdict } = found;
+    if (verdict.ok) return;
     if ('laneError' in verdict) reproductionFinding(where, `cannot load lane ${item.lane}: ${verdict.laneError.message}`);
     else for (const problem of verdict.problems) reproductionFinding(where, problem);
   });
   const reproduce = (row: DatasetRow) => {
     const lane = row.record.provenance.lineage.lane;
-    return pool.add({ id: row.record.record_id, line: row.line, lane }, { line: row.line, text: row.text, lane });
+    return pool.add({ id: row.record.record_id, file: row.file, line: row.line, lane }, { line: row.line, text: row.text, lane });
   };
   try {
     if (count > 0) progress({ stage: 'reproduction', done: 0, total: count });
@@ -140,8 +163,8 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
       await scanDataset(dir, reproduce);
     } else {
       for (const { id, place } of drawn) {
-        const row = readRowAt(dir, EPISODES_FILE, place);
-        if (row.record.record_id !== id) throw new FactoryError('dataset_corrupt', `${join(dir, EPISODES_FILE)}:${place.line} changed during the audit`, { fix: 'audit again a dataset no other process is writing' });
+        const row = readRowAt(dir, place);
+        if (row.record.record_id !== id) throw new FactoryError('dataset_corrupt', `${join(dir, place.file)}:${place.line} changed during the audit`, { fix: 'audit again a dataset no other process is writing' });
         await reproduce(row);
       }
     }
@@ -152,7 +175,7 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
   }
 
   if (sampled.length > 0) progress({ stage: 'reproduction', done: sampled.length, total: sampled.length });
-  if (reproductionUnlisted > 0) findings.push({ check: 'reproduction', where: EPISODES_FILE, reason: `and ${reproductionUnlisted} more reproduction findings like these, not listed` });
+  if (reproductionUnlisted > 0) findings.push({ check: 'reproduction', where: files.layout === 'single' ? EPISODES_FILE : DATA_DIRECTORY, reason: `and ${reproductionUnlisted} more reproduction findings like these, not listed` });
 
   const checks: Record<AuditCheck, number> = { manifest: 0, lines: 0, ids: 0, lineage: 0, provenance: 0, turns: 0, columnar: 0, reproduction: 0 };
   for (const finding of findings) checks[finding.check]++;

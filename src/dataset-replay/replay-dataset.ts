@@ -5,14 +5,13 @@
 // deleted line leaves every remaining record verifiable. The file is streamed
 // a line at a time: a replay's memory does not grow with the dataset.
 
-import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
 import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
-import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
+import { lineProblem, readLines } from '../records/jsonl.js';
 import { createReadStream } from 'node:fs';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
-import { EPISODES_FILE } from '../generation/dataset-directory.js';
+import { DATA_DIRECTORY, EPISODES_FILE, recordFiles } from '../records/record-files.js';
 import { ReplayPool, threadsFor } from './replay-pool.js';
 
 export interface ReplayFailure {
@@ -61,46 +60,47 @@ export interface ReplayDatasetOptions {
   onFailure?: (failure: ReplayFailure) => void;
 }
 
-/** episodes.jsonl against the manifest: what differs, or that there is no manifest to compare with. */
-async function manifestCheck(dir: string): Promise<{ manifestProblems: string[]; noManifest: boolean }> {
+/** The record files against the manifest: what differs, or that there is no manifest to compare with. */
+async function manifestCheck(dir: string, files: readonly string[]): Promise<{ manifestProblems: string[]; noManifest: boolean }> {
   try {
     const read = readVerifiableManifest(dir);
     if (read === undefined) return { manifestProblems: [], noManifest: true };
-    if (!read.manifest.files.some((listed) => listed.path === EPISODES_FILE)) return { manifestProblems: [`${EPISODES_FILE} is not in the manifest`], noManifest: false };
-    const differences = await compareWithManifest(dir, read.manifest, new Set([EPISODES_FILE]));
-    return { manifestProblems: differences.map((difference) => `${difference.path}: ${difference.reason}`), noManifest: false };
+    const listed = new Set(read.manifest.files.map((file) => file.path));
+    const unlisted = files.filter((file) => !listed.has(file)).map((file) => `${file} is not in the manifest`);
+    // A record file the manifest lists and the layout lacks is refused before this (recordFiles); one it lists at another count is missing here.
+    const expected = new Set([...files, ...read.manifest.files.map((file) => file.path).filter((path) => path === EPISODES_FILE || path.startsWith(`${DATA_DIRECTORY}/`) && path.endsWith('.jsonl'))]);
+    const differences = await compareWithManifest(dir, read.manifest, expected);
+    return { manifestProblems: [...unlisted, ...differences.map((difference) => `${difference.path}: ${difference.reason}`)], noManifest: false };
   } catch (error) {
     const problems = error instanceof FactoryError && error.problems.length > 0 ? error.problems.map((problem) => `${problem.where}: ${problem.reason}`) : [errorMessage(error)];
     return { manifestProblems: problems, noManifest: false };
   }
 }
 
-/** The lines of a file (a last line without a newline counted too), counted without reading them as text. */
-async function countLines(path: string): Promise<number> {
+/** The lines of files (a last line without a newline counted too), counted without reading them as text. */
+async function countLines(paths: readonly string[]): Promise<number> {
   let lines = 0;
-  let last = 0x0a;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    for (let index = chunk.indexOf(0x0a); index >= 0; index = chunk.indexOf(0x0a, index + 1)) lines++;
-    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
+  for (const path of paths) {
+    let last = 0x0a;
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+      for (let index = chunk.indexOf(0x0a); index >= 0; index = chunk.indexOf(0x0a, index + 1)) lines++;
+      if (chunk.length > 0) last = chunk[chunk.length - 1]!;
+    }
+    if (last !== 0x0a) lines++;
   }
-  return last === 0x0a ? lines : lines + 1;
+  return lines;
 }
 
 export async function replayDataset(dir: string, options: ReplayDatasetOptions = {}): Promise<ReplayDatasetSummary> {
   const started = performance.now();
-  const file = join(dir, EPISODES_FILE);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new FactoryError('dataset_not_found', `${dir} is not a directory`, { fix: 'pass the directory `generate` wrote, e.g. datasets/tool-world-v1' });
-  }
-  if (!existsSync(file)) {
-    throw new FactoryError('dataset_not_found', `${dir} has no ${EPISODES_FILE}`, { fix: 'run `episode-factory generate <lane> --out ' + dir + '` first' });
-  }
+  // episodes.jsonl, or a big dataset's data/ files in order; a layout with a file missing is refused here, naming it.
+  const files = recordFiles(dir).jsonl;
   const recordIds = options.recordIds ?? [];
   const filtered = recordIds.length > 0;
   const wanted = new Set(recordIds);
   const found = new Set<string>();
   // Like a corrupt line, a line removed elsewhere is not the business of a replay of chosen records.
-  const { manifestProblems, noManifest } = filtered ? { manifestProblems: [], noManifest: false } : await manifestCheck(dir);
+  const { manifestProblems, noManifest } = filtered ? { manifestProblems: [], noManifest: false } : await manifestCheck(dir, files);
   const failures: ReplayFailure[] = [];
   let unlisted = 0;
   const fail = (failure: ReplayFailure) => {
@@ -112,59 +112,65 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
 
   // Streamed: one line at a time, so a replay's memory does not grow with the file (the ids seen are kept, to catch a repeat).
   // Records are replayed on --workers threads; what each one found is taken in file order, so the summary is the same bytes whatever the count.
-  const total = filtered ? recordIds.length : await countLines(file);
+  const total = filtered ? recordIds.length : await countLines(files.map((file) => join(dir, file)));
   let selected = 0;
   let verified = 0;
   let failed = 0;
-  type Item = { where: string; corrupt?: true; problems?: string[]; laneName?: string };
-  const pool = new ReplayPool<Item>({ workers: threadsFor(options.workers, total), mode: 'replay', ...(options.lane === undefined ? {} : { lane: options.lane }) }, (item, verdict) => {
-    if (item.corrupt) {
-      fail({ where: item.where, problems: item.problems! });
+  // An item is a line decided here (not UTF-8, too long, blank) or one handed to a thread, which parses it and says what record it is.
+  type Item = { file: number; line: number; problem?: string };
+  // Where each record_id was first seen: its file's index and line, in one number.
+  const firstSeen = new Map<string, number>();
+  const LINES_PER_FILE = 2 ** 32;
+  const pool = new ReplayPool<Item>({ workers: threadsFor(options.workers, total), mode: 'replay', ...(options.lane === undefined ? {} : { lane: options.lane }) }, (item, found) => {
+    const lineWhere = `${files[item.file]}:${item.line}`;
+    if (found === undefined || 'corrupt' in found) {
+      fail({ where: lineWhere, problems: [item.problem ?? (found as { corrupt: string }).corrupt] });
       corruptLines++;
       return;
     }
     selected++;
-    const ok = verdict?.ok === true;
-    if (ok) verified++;
+    const { recordId, verdict } = found;
+    // Verdicts arrive in file order, so the first line with an id is the one kept; a later one fails whatever its replay found.
+    const seenAt = recordId === undefined ? undefined : firstSeen.get(recordId);
+    if (recordId !== undefined && seenAt === undefined) firstSeen.set(recordId, item.file * LINES_PER_FILE + item.line);
+    const earlier = seenAt === undefined ? '' : Math.floor(seenAt / LINES_PER_FILE) === item.file ? `line ${seenAt % LINES_PER_FILE}` : `${files[Math.floor(seenAt / LINES_PER_FILE)]}:${seenAt % LINES_PER_FILE}`;
+    const problems =
+      seenAt !== undefined
+        ? [`line ${item.line} repeats the record_id of ${earlier}`]
+        : verdict.ok
+          ? undefined
+          : 'laneError' in verdict
+            ? [`cannot load lane "${found.lane}": ${verdict.laneError.message}${verdict.laneError.fix ? ` (${verdict.laneError.fix})` : ''}`]
+            : verdict.problems;
+    if (problems === undefined) verified++;
     else {
       failed++;
-      if (verdict === undefined) fail({ where: item.where, problems: item.problems! });
-      else if ('laneError' in verdict) {
-        const fix = verdict.laneError.fix ? ` (${verdict.laneError.fix})` : '';
-        fail({ where: item.where, problems: [`cannot load lane "${item.laneName}": ${verdict.laneError.message}${fix}`] });
-      } else if (!verdict.ok) fail({ where: item.where, problems: verdict.problems });
+      fail({ where: recordId ?? lineWhere, problems });
     }
-    options.onRecord?.(selected, Math.max(total, selected), ok);
+    options.onRecord?.(selected, Math.max(total, selected), problems === undefined);
   });
-  const firstLine = new Map<string, number>();
   try {
-    for await (const entry of readLines(file)) {
-      let value: { record_id?: unknown; provenance?: { lineage?: { lane?: unknown } } } | undefined;
-      let problem = lineProblem(entry);
-      if (problem === undefined) {
-        try {
-          value = parseBoundedJson(entry.text, { maxDepth: MAX_RECORD_DEPTH, where: 'the line' }) as typeof value;
-        } catch (error) {
-          problem = jsonLineProblem(error);
+    for (const [fileIndex, file] of files.entries()) {
+      for await (const entry of readLines(join(dir, file))) {
+        const problem = lineProblem(entry);
+        if (problem !== undefined) {
+          // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
+          if (!filtered) await pool.add({ file: fileIndex, line: entry.line, problem });
+          continue;
         }
+        if (filtered) {
+          // Only the chosen records are replayed, so this thread reads each line's id (a line that is not JSON is nobody's).
+          let recordId: unknown;
+          try {
+            recordId = (parseBoundedJson(entry.text, { maxDepth: MAX_RECORD_DEPTH, where: 'the line' }) as { record_id?: unknown } | null)?.record_id;
+          } catch {
+            continue;
+          }
+          if (typeof recordId !== 'string' || !wanted.has(recordId)) continue;
+          found.add(recordId);
+        }
+        await pool.add({ file: fileIndex, line: entry.line }, { line: entry.line, text: entry.text });
       }
-      if (problem !== undefined) {
-        // A corrupt line elsewhere in the file is not the business of a replay of chosen records.
-        if (!filtered) await pool.add({ where: `${EPISODES_FILE}:${entry.line}`, corrupt: true, problems: [problem] });
-        continue;
-      }
-      const recordId = typeof value?.record_id === 'string' ? value.record_id : undefined;
-      if (filtered) {
-        if (recordId === undefined || !wanted.has(recordId)) continue;
-        found.add(recordId);
-      }
-      const where = recordId ?? `${EPISODES_FILE}:${entry.line}`;
-      const laneName = value?.provenance?.lineage?.lane;
-      const seenAt = recordId === undefined ? undefined : firstLine.get(recordId);
-      if (recordId !== undefined && seenAt === undefined) firstLine.set(recordId, entry.line);
-      if (seenAt !== undefined) await pool.add({ where, problems: [`line ${entry.line} repeats the record_id of line ${seenAt}`] });
-      else if (typeof laneName !== 'string') await pool.add({ where, problems: [`line ${entry.line} has no provenance.lineage.lane`] });
-      else await pool.add({ where, laneName }, { line: entry.line, text: entry.text, lane: laneName });
     }
     await pool.finish();
   } catch (error) {
@@ -174,7 +180,7 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   if (filtered) {
     const missing = recordIds.filter((id) => !found.has(id));
     if (missing.length > 0) {
-      throw new FactoryError('usage', `${file} has no record ${missing.map((id) => `"${id}"`).join(', ')}`, { fix: 'check the id against the record_id fields of the file' });
+      throw new FactoryError('usage', `${dir} has no record ${missing.map((id) => `"${id}"`).join(', ')}`, { fix: 'check the id against the record_id fields of the file' });
     }
   }
 

@@ -5,7 +5,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { serveJobs, type CarriedError } from '../generation/soundness-worker.js';
-import { replayRow, type ReplayMode, type RowToReplay, type RowVerdict } from './record-replay.js';
+import { replayRow, type LineVerdict, type ReplayMode, type RowToReplay } from './record-replay.js';
 
 export interface ReplayJob {
   /** The batch's place in the file, which orders the results. */
@@ -17,7 +17,7 @@ export interface ReplayJob {
 }
 
 export type ToReplayWorker = { type: 'replay'; job: ReplayJob } | { type: 'close' };
-export type FromReplayWorker = { type: 'verdicts'; index: number; verdicts: RowVerdict[] } | { type: 'failed'; index: number; error: CarriedError } | { type: 'closed' };
+export type FromReplayWorker = { type: 'verdicts'; index: number; verdicts: LineVerdict[] } | { type: 'failed'; index: number; error: CarriedError } | { type: 'closed' };
 
 /** What the main thread starts this module's threads with, so a thread started for anything else never answers as one. */
 export const REPLAY_WORKER_DATA = { role: 'replay' } as const;
@@ -27,7 +27,7 @@ if (port && (workerData as { role?: string } | null)?.role === REPLAY_WORKER_DAT
   serveJobs<ReplayJob, FromReplayWorker>(
     port,
     async (job) => {
-      const verdicts: RowVerdict[] = [];
+      const verdicts: LineVerdict[] = [];
       for (const row of job.rows) verdicts.push(await replayRow(row, job.mode, job.lane));
       return { type: 'verdicts', index: job.index, verdicts };
     },

@@ -19,6 +19,7 @@ import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
 import { countRows, datasetFiles, MANIFEST_FILE, type Manifest } from '../records/manifest.js';
 import { compareWithManifest, readVerifiableManifest, type ReadManifest } from '../records/manifest-verification.js';
 import { EPISODES_FILE } from './dataset-reader.js';
+import { DATA_DIRECTORY } from '../records/record-files.js';
 
 export type AuditCheck = 'manifest' | 'lines' | 'ids' | 'lineage' | 'provenance' | 'turns' | 'columnar' | 'reproduction';
 
@@ -67,16 +68,17 @@ export async function checkManifest(dir: string): Promise<{ manifest?: Manifest;
 }
 
 /**
- * Every JSONL file of the directory but the records file (whose lines the
- * record pass reads: `recordLines` is where its findings go, in the order of
- * the files), read line by line: torn, blank or corrupt lines are findings.
+ * Every JSONL file of the directory but the record files (whose lines the
+ * record pass reads: `recordLines` is where their findings go, in the order
+ * of the files, at the first of them), read line by line: torn, blank or
+ * corrupt lines are findings.
  */
-export async function checkLines(dir: string, recordsFile: string, recordLines: readonly Finding[]): Promise<Finding[]> {
+export async function checkLines(dir: string, recordFiles: readonly string[], recordLines: readonly Finding[]): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const path of datasetFiles(dir).filter((file) => file.endsWith('.jsonl'))) {
     const file = relative(dir, path).split(sep).join('/');
-    if (file === recordsFile) {
-      findings.push(...recordLines);
+    if (recordFiles.includes(file)) {
+      if (file === recordFiles[0]) findings.push(...recordLines);
       continue;
     }
     for await (const entry of readLines(path)) {
@@ -279,5 +281,5 @@ export function sampleIds(ids: readonly string[], size: number): string[] {
 }
 
 export function parentIdsExist(dirs: readonly string[]): string[] {
-  return dirs.filter((dir) => !existsSync(join(dir, EPISODES_FILE)));
+  return dirs.filter((dir) => !existsSync(join(dir, EPISODES_FILE)) && !existsSync(join(dir, DATA_DIRECTORY)));
 }

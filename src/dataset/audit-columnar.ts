@@ -1,5 +1,6 @@
 // Owns the audit's columnar check: episodes.arrow and episodes.parquet are
-// derived from episodes.jsonl, so each must hold exactly its records, row for
+// derived from episodes.jsonl (and each data/ file's copies from its JSONL
+// file, for a big dataset), so each must hold exactly its records, row for
 // row and column for column. The JSONL is read line by line and every copy
 // batch by batch, all in one pass, so memory stays flat however big the
 // dataset; the manifest is not trusted for any of it.
@@ -8,12 +9,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
 import { recordToRow } from '../records/arrow-schema.js';
-import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
 import { readColumnarBatches, recordIdAt, rowDifference, schemaDifferences, type ExpectedRow } from '../records/columnar-rows.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { readLines } from '../records/jsonl.js';
+import { recordFiles } from '../records/record-files.js';
 import type { Finding } from './audit-checks.js';
-import { EPISODES_FILE } from './dataset-reader.js';
 
 /** Rows named one by one per copy; past this, one finding counts the rest. */
 export const MAX_ROW_FINDINGS = 20;
@@ -63,7 +63,7 @@ class CopyCursor {
   private index = 0;
   private readonly batches: AsyncGenerator<RecordBatch>;
 
-  constructor(readonly file: string, path: string) {
+  constructor(readonly file: string, path: string, private readonly source: string) {
     this.batches = readColumnarBatches(path);
   }
 
@@ -90,7 +90,7 @@ class CopyCursor {
       if (this.row === 0 && !this.batch) {
         const problems = schemaDifferences(step.value.schema.fields);
         if (problems.length > 0) {
-          for (const problem of problems) this.found(this.file, `${problem}: not a copy of ${EPISODES_FILE}'s records`);
+          for (const problem of problems) this.found(this.file, `${problem}: not a copy of ${this.source}'s records`);
           this.stopped = 'schema';
           return undefined;
         }
@@ -111,17 +111,17 @@ class CopyCursor {
     const id = source.recordId ?? '(no record_id)';
     this.found(
       `${this.file} row ${this.row - 1} (${id})`,
-      `column ${difference.column} differs from ${EPISODES_FILE}:${source.line}: ${difference.actual} here, ${difference.expected} in ${EPISODES_FILE}`,
+      `column ${difference.column} differs from ${this.source}:${source.line}: ${difference.actual} here, ${difference.expected} in ${this.source}`,
     );
   }
 
   /** After the JSONL ended: rows the copy lacks, or has beyond it. */
   async finish(jsonlRows: number, firstMissing: JsonlRow | undefined): Promise<void> {
     if (this.differing > MAX_ROW_FINDINGS) {
-      this.found(this.file, `${this.differing - MAX_ROW_FINDINGS} more rows differ from ${EPISODES_FILE} (${this.differing} in all; the first ${MAX_ROW_FINDINGS} are named above)`);
+      this.found(this.file, `${this.differing - MAX_ROW_FINDINGS} more rows differ from ${this.source} (${this.differing} in all; the first ${MAX_ROW_FINDINGS} are named above)`);
     }
     if (this.stopped === 'end' && firstMissing) {
-      this.found(`${this.file} row ${this.row}`, `the copy ends after ${this.row} rows, ${EPISODES_FILE} has ${jsonlRows}: records from line ${firstMissing.line} (${firstMissing.recordId ?? 'no record_id'}) on are missing`);
+      this.found(`${this.file} row ${this.row}`, `the copy ends after ${this.row} rows, ${this.source} has ${jsonlRows}: records from line ${firstMissing.line} (${firstMissing.recordId ?? 'no record_id'}) on are missing`);
     }
     if (this.stopped) return;
     const first = await this.next();
@@ -130,34 +130,41 @@ class CopyCursor {
     const id = recordIdAt(first.batch, first.index);
     while (await this.next());
     if (this.stopped === 'decode') return;
-    this.found(`${this.file} row ${start}${id ? ` (${id})` : ''}`, `the copy has ${this.row - start} more row${this.row - start === 1 ? '' : 's'} than ${EPISODES_FILE} (${this.row} against ${jsonlRows}): records that are not in ${EPISODES_FILE}`);
+    this.found(`${this.file} row ${start}${id ? ` (${id})` : ''}`, `the copy has ${this.row - start} more row${this.row - start === 1 ? '' : 's'} than ${this.source} (${this.row} against ${jsonlRows}): records that are not in ${this.source}`);
   }
 }
 
 /**
- * Compares every columnar copy present in `dir` with its episodes.jsonl, row
- * for row. A copy that is absent is not this check's business (the manifest
- * check names a listed file that is missing).
+ * Compares every columnar copy present in `dir` with the JSONL it was written
+ * from, row for row: episodes.arrow and episodes.parquet with episodes.jsonl,
+ * or each data/ file's copies with its JSONL file. A copy that is absent is
+ * not this check's business (the manifest check names a listed file that is
+ * missing).
  */
 export async function checkColumnarCopies(dir: string, options: { onProgress?: (progress: ColumnarProgress) => void } = {}): Promise<Finding[]> {
-  const files = [ARROW_FILE, PARQUET_FILE].filter((file) => existsSync(join(dir, file)));
-  if (files.length === 0) return [];
-  const cursors = files.map((file) => new CopyCursor(file, join(dir, file)));
-  let rows = 0;
-  const firstMissing = new Map<CopyCursor, JsonlRow>();
-  for await (const source of jsonlRows(join(dir, EPISODES_FILE))) {
-    rows++;
-    for (const cursor of cursors) {
-      const at = await cursor.next();
-      if (at) cursor.compare(at, source);
-      else if (!firstMissing.has(cursor)) firstMissing.set(cursor, source);
-    }
-    if (rows % 1000 === 0) options.onProgress?.({ files, rows });
-  }
+  const layout = recordFiles(dir);
   const findings: Finding[] = [];
-  for (const cursor of cursors) {
-    await cursor.finish(rows, firstMissing.get(cursor));
-    findings.push(...cursor.findings);
+  let rows = 0;
+  for (const [index, source] of layout.jsonl.entries()) {
+    const files = [layout.arrow[index], layout.parquet[index]].filter((file): file is string => file !== undefined && existsSync(join(dir, file)));
+    if (files.length === 0) continue;
+    const cursors = files.map((file) => new CopyCursor(file, join(dir, file), source));
+    let fileRows = 0;
+    const firstMissing = new Map<CopyCursor, JsonlRow>();
+    for await (const row of jsonlRows(join(dir, source))) {
+      rows++;
+      fileRows++;
+      for (const cursor of cursors) {
+        const at = await cursor.next();
+        if (at) cursor.compare(at, row);
+        else if (!firstMissing.has(cursor)) firstMissing.set(cursor, row);
+      }
+      if (rows % 1000 === 0) options.onProgress?.({ files, rows });
+    }
+    for (const cursor of cursors) {
+      await cursor.finish(fileRows, firstMissing.get(cursor));
+      findings.push(...cursor.findings);
+    }
   }
   return findings;
 }

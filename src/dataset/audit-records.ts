@@ -7,6 +7,7 @@
 // to a bound per check and all counted; they come out grouped by check in the
 // order the audit reports them, each group in file order.
 
+import { join } from 'node:path';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { deriveRecord } from '../records/lineage.js';
 import type { Manifest } from '../records/manifest.js';
@@ -23,8 +24,6 @@ const MAX_DEFERRED_SOURCES = 10_000;
 /** A --parent: its records by id (where each line is), and what its own manifest says of it. */
 export interface ParentDataset {
   dir: string;
-  /** The records file the places point into. */
-  path: string;
   /** The sha256 of its manifest.json; undefined when it has none. */
   manifestSha256?: string;
   /** Why its records file cannot be vouched for (differs from its manifest, or no manifest). */
@@ -37,24 +36,25 @@ export interface ParentDataset {
 export function parentLine(parent: ParentDataset, id: string): string | undefined {
   const place = parent.ids.get(id);
   if (place === undefined) return undefined;
-  return readLineAt(parent.path, place.offset, place.bytes).toString('utf8');
+  return readLineAt(join(parent.dir, place.file), place.offset, place.bytes).toString('utf8');
 }
 
 /** Findings of one check, in file order: the first MAX_FINDINGS_PER_CHECK kept, all counted. */
 class FindingList {
-  readonly stored: { line: number; finding: Finding }[] = [];
+  /** Each finding with the place of its line among all the lines read (`order`). */
+  readonly stored: { order: number; finding: Finding }[] = [];
   count = 0;
 
   constructor(readonly check: AuditCheck) {}
 
-  add(line: number, where: string, reason: string): void {
+  add(order: number, where: string, reason: string): void {
     this.count++;
-    if (this.stored.length < MAX_FINDINGS_PER_CHECK) this.stored.push({ line, finding: { check: this.check, where, reason } });
+    if (this.stored.length < MAX_FINDINGS_PER_CHECK) this.stored.push({ order, finding: { check: this.check, where, reason } });
   }
 
   /** In file order (a finding found at the end of the pass, such as an unresolved source, goes back to its line). */
   list(where: string): Finding[] {
-    const sorted = [...this.stored].sort((left, right) => left.line - right.line).map((entry) => entry.finding);
+    const sorted = [...this.stored].sort((left, right) => left.order - right.order).map((entry) => entry.finding);
     if (this.count > this.stored.length) sorted.push({ check: this.check, where, reason: `and ${this.count - this.stored.length} more ${this.check} findings like these, not listed` });
     return sorted;
   }
@@ -77,7 +77,7 @@ class SampleKeeper {
       if (this.kept[middle]!.hash < hash) low = middle + 1;
       else high = middle;
     }
-    this.kept.splice(low, 0, { hash, id, place: { line: place.line, offset: place.offset, bytes: place.bytes } });
+    this.kept.splice(low, 0, { hash, id, place: { file: place.file, line: place.line, offset: place.offset, bytes: place.bytes } });
     if (this.kept.length > this.size) this.kept.pop();
   }
 
@@ -88,6 +88,7 @@ class SampleKeeper {
 }
 
 export interface RecordAuditOptions {
+  /** What an "and N more" finding names: where the records are. */
   file: string;
   manifest?: Manifest;
   parents: readonly ParentDataset[];
@@ -108,7 +109,9 @@ export class RecordAudit {
   private readonly sample: SampleKeeper;
   private readonly laneHashes: Map<string, string>;
   /** Sources not found when their record was read: found later in the file, or findings. */
-  private deferred: { line: number; source: string }[] = [];
+  private deferred: { order: number; where: string; source: string }[] = [];
+  /** Entries (records and problems) read so far: findings are listed in this order, across the record files of a big dataset. */
+  private order = 0;
   private overflowed = false;
   records = 0;
   problems = 0;
@@ -122,49 +125,48 @@ export class RecordAudit {
   problem(problem: DatasetProblem): void {
     this.problems++;
     // A record_id that comes back with other bytes is a line that reads well: what is wrong is the id.
-    (problem.conflict ? this.conflicts : this.lines).add(problem.line, `${problem.file}:${problem.line}`, problem.reason);
+    (problem.conflict ? this.conflicts : this.lines).add(this.order++, `${problem.file}:${problem.line}`, problem.reason);
   }
 
   visit(row: DatasetRow): void {
     this.records++;
-    const { record, line } = row;
-    const { file } = this.options;
+    const order = this.order++;
+    const { record, line, file } = row;
     const where = `${file}:${line}`;
-    if (row.repeatOf !== undefined) this.repeats.add(line, where, `record_id ${record.record_id} repeats line ${row.repeatOf}`);
+    if (row.repeatOf !== undefined) this.repeats.add(order, where, `record_id ${record.record_id} repeats line ${row.repeatOf}`);
     else this.sample.offer(record.record_id, row);
-    this.checkSource(record, line);
-    this.checkLineage(row);
+    this.checkSource(record, order, where);
+    this.checkLineage(row, order);
     for (const problem of provenanceProblems(record, this.laneHashes, this.options.manifest !== undefined)) {
-      this.provenance.add(line, problem.placed ? recordPlace(file, line, record) : where, problem.reason);
+      this.provenance.add(order, problem.placed ? recordPlace(file, line, record) : where, problem.reason);
     }
-    for (const problem of turnProblems(record)) this.turns.add(line, recordPlace(file, line, record), problem);
+    for (const problem of turnProblems(record)) this.turns.add(order, recordPlace(file, line, record), problem);
   }
 
-  private checkSource(record: EpisodeRecord, line: number): void {
-    const where = `${this.options.file}:${line}`;
+  private checkSource(record: EpisodeRecord, order: number, where: string): void {
     const { operation, source_record_id: source } = record.provenance.lineage;
     if (operation === 'generate') {
-      if (source !== null) this.sources.add(line, where, `an original record has source_record_id ${source}`);
+      if (source !== null) this.sources.add(order, where, `an original record has source_record_id ${source}`);
     } else if (source === null) {
-      this.sources.add(line, where, `record ${record.record_id} was made by ${operation} but names no source_record_id`);
+      this.sources.add(order, where, `record ${record.record_id} was made by ${operation} but names no source_record_id`);
     } else if (!this.resolves(source)) {
-      // It may still be a record further down this file: decided when the pass ends.
-      if (this.deferred.length < MAX_DEFERRED_SOURCES) this.deferred.push({ line, source });
+      // It may still be a record further down the file: decided when the pass ends.
+      if (this.deferred.length < MAX_DEFERRED_SOURCES) this.deferred.push({ order, where, source });
       else this.overflowed = true;
     }
   }
 
-  private checkLineage(row: DatasetRow): void {
-    const { parents, file } = this.options;
+  private checkLineage(row: DatasetRow, order: number): void {
+    const { parents } = this.options;
     if (parents.length === 0) return;
-    const { record, line, text } = row;
+    const { record, line, text, file } = row;
     const { operation, source_record_id: source } = record.provenance.lineage;
     if (operation === 'generate' || source === null) return;
     const found = parents.map((parent) => parentLine(parent, source)).find((each) => each !== undefined);
     if (found === undefined) return;
     const expected = JSON.stringify(deriveRecord(JSON.parse(found) as EpisodeRecord, operation));
     if (expected !== text) {
-      this.lineage.add(line, recordPlace(file, line, record), `differs from its source record ${source} with ${operation} lineage (${firstDifference(expected, text)}): it was edited after ${operation} wrote it`);
+      this.lineage.add(order, recordPlace(file, line, record), `differs from its source record ${source} with ${operation} lineage (${firstDifference(expected, text)}): it was edited after ${operation} wrote it`);
     }
   }
 
@@ -173,11 +175,11 @@ export class RecordAudit {
     return this.overflowed;
   }
 
-  /** The second pass, when needed: every source checked again against the whole file's ids. */
-  recheckSource(record: EpisodeRecord, line: number): void {
-    const source = record.provenance.lineage.source_record_id;
-    if (record.provenance.lineage.operation === 'generate' || source === null) return;
-    if (!this.resolves(source)) this.unresolved(line, source);
+  /** The second pass, when needed, visiting every record again in order: each source checked against the whole dataset's ids. */
+  recheckSource(row: DatasetRow, order: number): void {
+    const source = row.record.provenance.lineage.source_record_id;
+    if (row.record.provenance.lineage.operation === 'generate' || source === null) return;
+    if (!this.resolves(source)) this.unresolved(order, `${row.file}:${row.line}`, source);
   }
 
   /** Whether a source_record_id names a record of a parent, or of this file so far. */
@@ -185,13 +187,13 @@ export class RecordAudit {
     return this.options.parents.some((parent) => parent.ids.has(source)) || this.options.ids.has(source);
   }
 
-  private unresolved(line: number, source: string): void {
-    this.sources.add(line, `${this.options.file}:${line}`, `source_record_id ${source} is in neither this dataset nor a parent (pass --parent DIR)`);
+  private unresolved(order: number, where: string, source: string): void {
+    this.sources.add(order, where, `source_record_id ${source} is in neither this dataset nor a parent (pass --parent DIR)`);
   }
 
   /** Ends the pass: sources still unresolved become findings (unless a second pass will decide them all). */
   endPass(): void {
-    if (!this.overflowed) for (const { line, source } of this.deferred) if (!this.options.ids.has(source)) this.unresolved(line, source);
+    if (!this.overflowed) for (const { order, where, source } of this.deferred) if (!this.options.ids.has(source)) this.unresolved(order, where, source);
     this.deferred = [];
   }
 
@@ -214,7 +216,7 @@ export class RecordAudit {
 
   /** The records file's unreadable lines and conflicting ids, in file order (the lines check). */
   lineFindings(): Finding[] {
-    const merged = [...this.lines.stored, ...this.conflicts.stored].sort((left, right) => left.line - right.line).map((entry) => entry.finding);
+    const merged = [...this.lines.stored, ...this.conflicts.stored].sort((left, right) => left.order - right.order).map((entry) => entry.finding);
     const more = this.unlistedLines();
     if (more > 0) merged.push({ check: 'lines', where: this.options.file, reason: `and ${more} more unreadable lines or conflicting ids, not listed` });
     return merged;

@@ -3,6 +3,7 @@
 // with the code that loads it.
 
 import { EPISODES_FILE } from './dataset-reader.js';
+import { DATA_DIRECTORY } from '../records/record-files.js';
 import type { DatasetStats } from './dataset-stats.js';
 import { SPLIT_FILE } from './dataset-split.js';
 import { KNOWN_FILES } from './card-files.js';
@@ -14,7 +15,7 @@ export function introduction(input: DatasetCardInput): string {
   const { stats } = input;
   const faults = stats.faults.fired > 0 ? `, ${plural(stats.faults.fired, 'injected fault')} of ${plural(Object.keys(stats.faults.by_kind).length, 'kind')}` : '';
   const replayed = input.verified_by.replay ?? 0;
-  if (stats.records === 0) return `# episode-factory: ${input.name}\n\nNo records: \`${EPISODES_FILE}\` holds no readable record.\n`;
+  if (stats.records === 0) return `# episode-factory: ${input.name}\n\nNo records: \`${input.records_path}\` holds no readable record.\n`;
   return (
     `# episode-factory: ${input.name}\n\n` +
     `${plural(stats.records, 'multi-turn MCP tool-use episode')} made by episode-factory from ` +
@@ -53,7 +54,7 @@ export function purpose(input: DatasetCardInput): string {
 export function filesSection(input: DatasetCardInput): string {
   const descriptions = new Map(KNOWN_FILES);
   const rowsOf = (file: string): string => {
-    if (file === EPISODES_FILE) return String(input.stats.records);
+    if (file === EPISODES_FILE || file === `${DATA_DIRECTORY}/`) return String(input.stats.records);
     if (file === REJECTED_FILE) return input.rejected === null || input.rejected === undefined ? '' : String(input.rejected);
     const split = input.splits?.find((candidate) => candidate.path === file);
     return split ? String(split.rows) : '';
@@ -73,7 +74,7 @@ export function filesSection(input: DatasetCardInput): string {
       splits.map((split) => `${split.name} ${code(split.path)} (${plural(split.rows, 'row')})`).join(', ') +
       '. The `configs` above point loaders at them.\n';
   } else {
-    text += `There is no \`${SPLIT_FILE}\`, so \`${EPISODES_FILE}\` is the train split. Tasks repeat across seeds: split by task to measure generalisation.\n`;
+    text += `There is no \`${SPLIT_FILE}\`, so \`${input.records_path}\` is the train split. Tasks repeat across seeds: split by task to measure generalisation.\n`;
   }
   return text;
 }

@@ -8,6 +8,7 @@ import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
 import { MANIFEST_FILE } from '../records/manifest.js';
 import { REJECTED_FILE } from './dataset-inputs.js';
 import { EPISODES_FILE } from './dataset-reader.js';
+import { DATA_DIRECTORY } from '../records/record-files.js';
 import { SPLIT_FILE } from './dataset-split.js';
 import { DEDUP_REPORT_FILE, DROPPED_FILE } from './dedup.js';
 import type { CardSplit } from './split-layout.js';
@@ -18,6 +19,7 @@ const TRACES_DIR = 'traces';
 /** What each file a dataset directory may hold is, in the card's words. */
 export const KNOWN_FILES: readonly (readonly [string, string])[] = [
   [EPISODES_FILE, 'every verified record, one JSON object per line'],
+  [DATA_DIRECTORY + '/', 'every verified record, in several files named as the Hugging Face Hub expects (`train-00000-of-00004.jsonl`, and the `.parquet` and `.arrow` copy of each): a dataset past the size bound of one file'],
   [PARQUET_FILE, 'the same records as Parquet'],
   [ARROW_FILE, 'the same records as Arrow IPC'],
   [REJECTED_FILE, 'episodes that did not verify, with the stage and the reason (not training data)'],

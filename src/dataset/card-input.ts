@@ -5,7 +5,7 @@
 
 import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { EPISODES_FILE } from './dataset-reader.js';
+import { DATA_FILES_GLOB, EPISODES_FILE, recordFiles } from '../records/record-files.js';
 import type { CardRecords, RecordFacts } from './card-records.js';
 import { type CardSplit, readSplitLayout } from './split-layout.js';
 import type { ExportFacts } from './export-configs.js';
@@ -16,7 +16,9 @@ import { REJECTED_FILE } from './dataset-inputs.js';
 export interface DatasetCardInput extends RecordFacts {
   /** The dataset directory's name. */
   name: string;
-  /** From split.json; absent when the directory has none, and then episodes.jsonl is the train split. */
+  /** Where the records are, as a loader's path: episodes.jsonl, or data/train-*.jsonl for a big dataset's files. */
+  records_path: string;
+  /** From split.json; absent when the directory has none, and then the records are the train split. */
   splits?: CardSplit[];
   test_fraction?: number | null;
   /** Files present in the directory, as named in KNOWN_FILES (a directory ends with "/"). */
@@ -39,7 +41,7 @@ export interface DatasetCardInput extends RecordFacts {
 }
 
 export function configSplits(input: DatasetCardInput): CardSplit[] {
-  return input.splits && input.splits.length > 0 ? input.splits : [{ name: 'train', path: EPISODES_FILE, rows: input.stats.records }];
+  return input.splits && input.splits.length > 0 ? input.splits : [{ name: 'train', path: input.records_path, rows: input.stats.records }];
 }
 
 /** Everything the card says about a dataset directory, read from it (with what readCardFacts found). */
@@ -50,6 +52,7 @@ export function datasetCardInput(dir: string, records: CardRecords, facts: Parti
     stats,
     name: basename(resolve(dir)),
     ...described,
+    records_path: recordFiles(dir).layout === 'single' ? EPISODES_FILE : DATA_FILES_GLOB,
     files: presentFiles(dir, layout?.splits),
     rejected: null,
   };

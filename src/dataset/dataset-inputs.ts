@@ -1,6 +1,6 @@
 // Owns which files of a dataset directory a command reads, and checking them
-// against the manifest before it reads a record: the records (episodes.jsonl,
-// or the files split.json names, with split.json itself), the rejected
+// against the manifest before it reads a record: the records (episodes.jsonl
+// or a big dataset's data/ files, and the files split.json names, with split.json itself), the rejected
 // episodes, and the exports under sft/ and dpo/. Every dataset command goes
 // through here, so none of them reads a file that changed after the run
 // wrote it without saying so.
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { beginManifestUpdate, type ManifestUpdate } from '../records/manifest-update.js';
 import { manifestPathProblem, verifyInputs, type ReadManifest } from '../records/manifest-verification.js';
 import { MANIFEST_FILE } from '../records/manifest.js';
+import { recordFiles } from '../records/record-files.js';
 import { assertDatasetDirectory, EPISODES_FILE } from './dataset-reader.js';
 import { SPLIT_FILE } from './dataset-split.js';
 
@@ -22,7 +23,7 @@ const EXPORT_FOLDERS = ['sft', 'dpo'];
  * the command reads it, after this check has vouched for its bytes).
  */
 export function recordInputs(dir: string): string[] {
-  const inputs = [EPISODES_FILE];
+  const inputs = recordFiles(dir).jsonl;
   const layout = join(dir, SPLIT_FILE);
   if (!existsSync(layout)) return inputs;
   inputs.push(SPLIT_FILE);
@@ -53,6 +54,11 @@ export function describedInputs(dir: string): string[] {
   return [...recordInputs(dir), REJECTED_FILE, ...exportInputs(dir)];
 }
 
+/** Inputs with EPISODES_FILE, which stands for the records in either layout, given as the record files it stands for. */
+function withRecordFiles(dir: string, inputs: readonly string[]): string[] {
+  return [...new Set(inputs.flatMap((input) => (input === EPISODES_FILE ? recordFiles(dir).jsonl : [input])))];
+}
+
 export interface CheckedInputs {
   /** The manifest the inputs matched; undefined when the directory has none. */
   manifest?: ReadManifest;
@@ -69,7 +75,7 @@ export interface CheckedInputs {
  */
 export async function checkInputs(dir: string, operation: string, inputs: readonly string[]): Promise<CheckedInputs> {
   assertDatasetDirectory(dir);
-  const manifest = await verifyInputs(dir, { operation, inputs });
+  const manifest = await verifyInputs(dir, { operation, inputs: withRecordFiles(dir, inputs) });
   if (manifest) return { manifest };
   return { warning: `${dir} has no ${MANIFEST_FILE}: its files cannot be checked against the run that wrote them` };
 }
@@ -85,5 +91,5 @@ export async function beginDatasetUpdate(
   files: { inputs: readonly string[]; outputs: readonly string[]; recordOperation?: boolean },
 ): Promise<ManifestUpdate> {
   assertDatasetDirectory(dir);
-  return beginManifestUpdate(dir, { operation, ...files });
+  return beginManifestUpdate(dir, { operation, ...files, inputs: withRecordFiles(dir, files.inputs) });
 }

@@ -1,5 +1,6 @@
 // Owns reading a dataset directory for the dataset operations, in bounded
-// memory: every line of episodes.jsonl decoded as strict UTF-8, parsed within
+// memory: every line of its records (episodes.jsonl, or the data/ files of a
+// big dataset, in order: records/record-files) decoded as strict UTF-8, parsed within
 // the nesting limit and checked against the record schema, and every
 // record_id checked against the lines before it, with each torn, corrupt or
 // invalid line, and each id that comes back with other bytes, reported by
@@ -15,11 +16,14 @@ import { FactoryError } from '../core/errors.js';
 import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
+import { DATA_DIRECTORY, EPISODES_FILE, recordFiles } from '../records/record-files.js';
 import { validateAgainst } from '../records/schema-registry.js';
 
-export const EPISODES_FILE = 'episodes.jsonl';
+export { EPISODES_FILE };
 
 export interface DatasetRow {
+  /** The file the line is in, relative to the dataset directory (one of its record files). */
+  file: string;
   line: number;
   record: EpisodeRecord;
   /** The exact bytes of the line. */
@@ -50,10 +54,17 @@ export interface Dataset {
   problems: DatasetProblem[];
 }
 
+/**
+ * Where a dataset's records are, as a path to name in messages: its
+ * episodes.jsonl, or its data/ directory. `file` names another JSONL file of
+ * the directory (a split's) instead; EPISODES_FILE stands for the records in
+ * either layout. Throws when there is none, or the layout is broken.
+ */
 export function assertDatasetDirectory(dir: string, file = EPISODES_FILE): string {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     throw new FactoryError('dataset_not_found', `${dir} is not a directory`, { fix: 'pass a directory written by `episode-factory generate`, e.g. datasets/tool-world-v1' });
   }
+  if (file === EPISODES_FILE) return join(dir, recordFiles(dir).layout === 'single' ? EPISODES_FILE : DATA_DIRECTORY);
   const path = join(dir, file);
   if (!existsSync(path)) {
     throw new FactoryError('dataset_not_found', `${dir} has no ${file}`, { fix: `run \`episode-factory generate <lane> --out ${dir}\` first` });
@@ -61,21 +72,32 @@ export function assertDatasetDirectory(dir: string, file = EPISODES_FILE): strin
   return path;
 }
 
+/** The JSONL files a pass reads, in order: the dataset's record files (either layout) for EPISODES_FILE, else the one file named. */
+export function passFiles(dir: string, file = EPISODES_FILE): string[] {
+  assertDatasetDirectory(dir, file);
+  return file === EPISODES_FILE ? recordFiles(dir).jsonl : [file];
+}
+
 export type DatasetEntry = { row: DatasetRow; problem?: never } | { problem: DatasetProblem; row?: never };
 
-/** Where a record's line is in its file. */
+/** Where a record's line is: its file (relative to the dataset directory) and its place in it. */
 export interface RecordPlace {
+  file: string;
   line: number;
   offset: number;
   bytes: number;
 }
 
 /**
- * Places of lines, numbered in the order added, in typed arrays (16 bytes a
+ * Places of lines, numbered in the order added, in typed arrays (18 bytes a
  * line): what an operation keeps instead of the records themselves when it
  * must come back to them (DPO's groups, an audit's sample).
  */
 export class RecordPlaces {
+  /** The few file names places are in, each kept once. */
+  private readonly fileNames: string[] = [];
+  private readonly fileIndex = new Map<string, number>();
+  private files = new Uint16Array(1024);
   private lines = new Int32Array(1024);
   private offsets = new Float64Array(1024);
   private lengths = new Int32Array(1024);
@@ -87,10 +109,17 @@ export class RecordPlaces {
 
   add(place: RecordPlace): number {
     if (this.count === this.lines.length) {
+      this.files = doubled(this.files);
       this.lines = doubled(this.lines);
       this.offsets = doubled(this.offsets);
       this.lengths = doubled(this.lengths);
     }
+    let fileIndex = this.fileIndex.get(place.file);
+    if (fileIndex === undefined) {
+      fileIndex = this.fileNames.push(place.file) - 1;
+      this.fileIndex.set(place.file, fileIndex);
+    }
+    this.files[this.count] = fileIndex;
     this.lines[this.count] = place.line;
     this.offsets[this.count] = place.offset;
     this.lengths[this.count] = place.bytes;
@@ -98,7 +127,7 @@ export class RecordPlaces {
   }
 
   get(index: number): RecordPlace {
-    return { line: this.lines[index]!, offset: this.offsets[index]!, bytes: this.lengths[index]! };
+    return { file: this.fileNames[this.files[index]!]!, line: this.lines[index]!, offset: this.offsets[index]!, bytes: this.lengths[index]! };
   }
 }
 
@@ -150,8 +179,8 @@ export function readLineAt(path: string, offset: number, bytes: number): Buffer 
  * The line must be the one the first pass read: a file that changed in
  * between is an error, not a different record.
  */
-export function readRowAt(dir: string, file: string, place: RecordPlace): DatasetRow {
-  const path = join(dir, file);
+export function readRowAt(dir: string, place: RecordPlace): DatasetRow {
+  const path = join(dir, place.file);
   const text = readLineAt(path, place.offset, place.bytes).toString('utf8');
   let record: EpisodeRecord;
   try {
@@ -159,16 +188,21 @@ export function readRowAt(dir: string, file: string, place: RecordPlace): Datase
   } catch {
     throw new FactoryError('dataset_corrupt', `${path}:${place.line} changed while it was read (it is no longer the record read before)`, { fix: 'run the command again on a dataset no other process is writing' });
   }
-  return { line: place.line, record, text, offset: place.offset, bytes: place.bytes };
+  return { file: place.file, line: place.line, record, text, offset: place.offset, bytes: place.bytes };
 }
 
 /**
- * Every line of the file in order, each either a valid record or a problem,
- * without holding the file. Only each record_id's line and place are kept, to
- * tell a repeated record from an altered one.
+ * Every line of the records in order (each record file in turn, for a big
+ * dataset), each either a valid record or a problem, without holding a file.
+ * Only each record_id's place is kept, to tell a repeated record from an
+ * altered one.
  */
 export async function* streamDataset(dir: string, file = EPISODES_FILE, seen = new RecordIdIndex()): AsyncGenerator<DatasetEntry> {
-  const path = assertDatasetDirectory(dir, file);
+  for (const name of passFiles(dir, file)) yield* streamFile(dir, name, seen);
+}
+
+async function* streamFile(dir: string, file: string, seen: RecordIdIndex): AsyncGenerator<DatasetEntry> {
+  const path = join(dir, file);
   for await (const entry of readLines(path)) {
     const problem = (reason: string): DatasetEntry => ({ problem: { file, line: entry.line, reason } });
     const unreadable = lineProblem(entry);
@@ -189,22 +223,23 @@ export async function* streamDataset(dir: string, file = EPISODES_FILE, seen = n
       continue;
     }
     const record = value as EpisodeRecord;
-    const row: DatasetRow = { line: entry.line, record, text: entry.text, offset: entry.offset, bytes: entry.bytes };
+    const row: DatasetRow = { file, line: entry.line, record, text: entry.text, offset: entry.offset, bytes: entry.bytes };
     const earlier = seen.get(record.record_id);
     if (earlier === undefined) {
-      seen.add(record.record_id, entry);
+      seen.add(record.record_id, { file, line: entry.line, offset: entry.offset, bytes: entry.bytes });
       yield { row };
       continue;
     }
+    const where = earlier.file === file ? `line ${earlier.line}` : `${earlier.file}:${earlier.line}`;
     // The same bytes again are an exact duplicate (dedup's to drop); other bytes under the same id are not.
-    if (earlier.bytes === entry.bytes && readLineAt(path, earlier.offset, earlier.bytes).toString('utf8') === entry.text) {
+    if (earlier.bytes === entry.bytes && readLineAt(join(dir, earlier.file), earlier.offset, earlier.bytes).toString('utf8') === entry.text) {
       yield { row: { ...row, repeatOf: earlier.line } };
     } else {
       yield {
         problem: {
           file,
           line: entry.line,
-          reason: `record_id ${record.record_id} is also on line ${earlier.line} with different content: one of them was altered, or two datasets were mixed`,
+          reason: `record_id ${record.record_id} is also on ${where} with different content: one of them was altered, or two datasets were mixed`,
           conflict: { record_id: record.record_id, line: earlier.line },
         },
       };
@@ -242,11 +277,14 @@ export interface PassOptions {
  * `scanDataset` hands them back for the caller to report.
  */
 export async function scanDataset(dir: string, visit: (row: DatasetRow) => void | Promise<void>, options: PassOptions = {}): Promise<DatasetPass> {
-  const file = options.file ?? EPISODES_FILE;
-  const totalBytes = statSync(assertDatasetDirectory(dir, file)).size;
+  const files = passFiles(dir, options.file ?? EPISODES_FILE);
+  const sizes = files.map((name) => statSync(join(dir, name)).size);
+  const totalBytes = sizes.reduce((sum, size) => sum + size, 0);
+  // The bytes of the files before each one: progress counts over all of them.
+  const before = new Map(files.map((name, index) => [name, sizes.slice(0, index).reduce((sum, size) => sum + size, 0)]));
   const pass: DatasetPass = { records: 0, problems: [], problemCount: 0, conflictCount: 0 };
   let reported = 0;
-  for await (const entry of streamDataset(dir, file, options.ids)) {
+  for await (const entry of streamDataset(dir, options.file ?? EPISODES_FILE, options.ids)) {
     if (entry.problem) {
       pass.problemCount++;
       if (entry.problem.conflict) pass.conflictCount++;
@@ -258,7 +296,7 @@ export async function scanDataset(dir: string, visit: (row: DatasetRow) => void 
     if (result) await result;
     if (options.onProgress && pass.records - reported >= 1000) {
       reported = pass.records;
-      options.onProgress({ records: pass.records, bytes: entry.row.offset + entry.row.bytes, totalBytes });
+      options.onProgress({ records: pass.records, bytes: before.get(entry.row.file)! + entry.row.offset + entry.row.bytes, totalBytes });
     }
   }
   options.onProgress?.({ records: pass.records, bytes: totalBytes, totalBytes });

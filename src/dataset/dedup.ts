@@ -23,6 +23,7 @@ import { JsonlAppender } from '../records/jsonl.js';
 import { deriveRecord } from '../records/lineage.js';
 import { describeFile, type ManifestFile } from '../records/manifest.js';
 import { assertDatasetDirectory, EPISODES_FILE, passOverDataset } from './dataset-reader.js';
+import { DATA_DIRECTORY, DEFAULT_MAX_FILE_BYTES, layOutJsonl, presentRecordFiles, recordFiles } from '../records/record-files.js';
 import { cosineSimilarity, DEFAULT_EMBED_BATCH, type Embedder } from '../models/embedding/embedder.js';
 import { type Banding, bandingFor, exactJaccard, LshIndex, MINHASH_PERMUTATIONS, MinHasher, recordShingles, SHINGLE_SIZE } from './minhash.js';
 import { SpillFile } from './spill-file.js';
@@ -31,7 +32,9 @@ import { trajectory, trajectoryHash, turnCalls } from './trajectory.js';
 export const DEDUP_OPERATION = 'dedup';
 export const DROPPED_FILE = 'dropped.jsonl';
 export const DEDUP_REPORT_FILE = 'dedup.json';
-export const DEDUP_REPORT_FORMAT = 'episode-factory.dedup.v1';
+export const DEDUP_REPORT_FORMAT = 'episode-factory.dedup.v2';
+/** The format before a source could be several files (`source` was one file); an output in it may still be replaced. */
+const EARLIER_DEDUP_REPORT_FORMAT = 'episode-factory.dedup.v1';
 export const DEFAULT_NEAR_THRESHOLD = 0.9;
 export const DEFAULT_COSINE_THRESHOLD = 0.95;
 const PARTIAL_DIRECTORY = '.dedup-partial';
@@ -57,6 +60,8 @@ export interface DedupOptions {
   embedder?: Embedder;
   /** Cosine threshold in (0, 1] for semantic duplicates, default 0.95. */
   cosine?: number;
+  /** Past this many bytes, the kept records are written as data/train-NNNNN-of-NNNNN.jsonl files (default 500 MiB). */
+  maxFileBytes?: number;
   onProgress?: (message: string) => void;
 }
 
@@ -88,7 +93,8 @@ export interface DedupSummary {
 export interface DedupReport {
   format: typeof DEDUP_REPORT_FORMAT;
   operation: typeof DEDUP_OPERATION;
-  source: ManifestFile;
+  /** The source's record files (episodes.jsonl, or its data/ files in order). */
+  source: ManifestFile[];
   near: NearSettings | null;
   semantic: { embedder: string; digest: string | null; cosine_threshold: number } | null;
   counts: { records: number; kept: number; dropped: number; by_reason: Record<DuplicateReason, number> };
@@ -135,7 +141,8 @@ function isDedupOutput(outDir: string): boolean {
   const report = join(outDir, DEDUP_REPORT_FILE);
   if (!existsSync(report)) return false;
   try {
-    return (JSON.parse(readFileSync(report, 'utf8')) as { format?: unknown }).format === DEDUP_REPORT_FORMAT;
+    const { format } = JSON.parse(readFileSync(report, 'utf8')) as { format?: unknown };
+    return format === DEDUP_REPORT_FORMAT || format === EARLIER_DEDUP_REPORT_FORMAT;
   } catch {
     return false;
   }
@@ -366,19 +373,24 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
       dropped.close({ sync: true });
     }
 
+    // Past the size bound, the kept records are cut into data/ files, as generate cuts a run's.
+    const written = layOutJsonl(partial, options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES);
     const report: DedupReport = {
       format: DEDUP_REPORT_FORMAT,
       operation: DEDUP_OPERATION,
-      source: await describeFile(options.dir, sourceFile),
+      source: await Promise.all(recordFiles(options.dir).jsonl.map((file) => describeFile(options.dir, join(options.dir, file)))),
       near: nearSearch
         ? { threshold: nearSearch.threshold, permutations: MINHASH_PERMUTATIONS, shingle_size: SHINGLE_SIZE, bands: nearSearch.banding.bands, rows: nearSearch.banding.rows }
         : null,
       semantic: options.embedder ? { embedder: options.embedder.name, digest: options.embedder.digest ?? null, cosine_threshold: cosine } : null,
       counts: { records, kept, dropped: records - kept, by_reason: byReason },
-      files: [await describeFile(partial, join(partial, DROPPED_FILE)), await describeFile(partial, join(partial, EPISODES_FILE))],
+      files: [await describeFile(partial, join(partial, DROPPED_FILE)), ...(await Promise.all(written.map((file) => describeFile(partial, join(partial, file)))))],
     };
     writeFileSync(join(partial, DEDUP_REPORT_FILE), JSON.stringify(report, null, 2) + '\n');
-    for (const file of [EPISODES_FILE, DROPPED_FILE, DEDUP_REPORT_FILE]) renameSync(join(partial, file), join(options.outDir, file));
+    // An earlier dedup's output may have been laid out in data/ files: they go first, or the directory would hold two layouts.
+    for (const stale of presentRecordFiles(options.outDir)) rmSync(join(options.outDir, stale), { force: true });
+    if (written.length > 1) mkdirSync(join(options.outDir, DATA_DIRECTORY), { recursive: true });
+    for (const file of [...written, DROPPED_FILE, DEDUP_REPORT_FILE]) renameSync(join(partial, file), join(options.outDir, file));
     shingleSpill.remove();
     vectorSpill.remove();
     rmSync(partial, { recursive: true, force: true });

@@ -125,8 +125,8 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
         continue;
       }
       const members = group.slots.map((slot) => {
-        const row = readRowAt(dir, source, places.get(slot));
-        if (groupKey(row.record) !== key) throw new FactoryError('dataset_corrupt', `${dir}/${source}:${row.line} is no longer the record the first pass read: the file changed during the export`, { fix: 'export again from a dataset no other process is writing' });
+        const row = readRowAt(dir, places.get(slot));
+        if (groupKey(row.record) !== key) throw new FactoryError('dataset_corrupt', `${dir}/${row.file}:${row.line} is no longer the record the first pass read: the file changed during the export`, { fix: 'export again from a dataset no other process is writing' });
         return row.record;
       });
       const completed = members.filter((record) => record.result.task_completed).sort(preference);

@@ -50,7 +50,9 @@ async function tallyRecords(dir: string, progress: Progress): Promise<{
       problems.push(entry.problem);
       continue;
     }
-    const { record, line } = entry.row;
+    // A line is known by its place among all the lines read (`lines`), which is unique across a big dataset's files.
+    const { record } = entry.row;
+    const line = lines;
     stats.add(record);
     overview.add(record);
     errorTurns.push(record.recovery.error_turns);

@@ -8,8 +8,8 @@ import { FactoryError } from '../core/errors.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { clip } from '../core/clipped-text.js';
 import type { EpisodeRecord, RecordTool } from '../records/episode-record.js';
-import { readLines } from '../records/jsonl.js';
-import { EPISODES_FILE } from './dataset-reader.js';
+import { type JsonlLine, readLines } from '../records/jsonl.js';
+import { recordFiles } from '../records/record-files.js';
 import { toolCallCount } from './dataset-stats.js';
 import type { ViewerData, ViewerEpisode, ViewerIndexEntry } from './report-model.js';
 import { faultKinds, policyKey, worldKey } from './report-record-keys.js';
@@ -48,6 +48,14 @@ class Interner {
   }
 }
 
+/** Every line of the record files in order, with the path of its file. */
+async function* everyLine(dir: string): AsyncGenerator<{ path: string; entry: JsonlLine }> {
+  for (const file of recordFiles(dir).jsonl) {
+    const path = join(dir, file);
+    for await (const entry of readLines(path)) yield { path, entry };
+  }
+}
+
 /** Pass 2: the chosen episodes in file order, compacted for the viewer. */
 export async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, ids: ReadonlyMap<number, string>, total: number, progress: (lines: number) => void): Promise<ViewerData> {
   const worlds = new Interner();
@@ -60,12 +68,11 @@ export async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, 
   const entries: ViewerIndexEntry[] = [];
   const episodes: ViewerEpisode[] = [];
   let lines = 0;
-  const path = join(dir, EPISODES_FILE);
   // Pass 1 validated every line: here only the chosen ones are parsed, and checked to be the same records.
-  for await (const entry of chosen.size === 0 ? [] : readLines(path)) {
-    progress(++lines);
-    if (!chosen.has(entry.line)) continue;
-    const line = entry.line;
+  for await (const { path, entry } of chosen.size === 0 ? [] : everyLine(dir)) {
+    const line = ++lines;
+    progress(line);
+    if (!chosen.has(line)) continue;
     let record: EpisodeRecord | undefined;
     try {
       record = JSON.parse(entry.text) as EpisodeRecord;
@@ -73,7 +80,7 @@ export async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, 
       record = undefined;
     }
     if (record === undefined || ids.get(line) !== record.record_id) {
-      throw new FactoryError('dataset_corrupt', `${path} changed while the report was reading it (line ${line})`, {
+      throw new FactoryError('dataset_corrupt', `${path} changed while the report was reading it (line ${entry.line})`, {
         fix: 'let the command writing it finish, then run the report again',
       });
     }

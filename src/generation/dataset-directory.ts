@@ -14,6 +14,7 @@ import { failpoint } from '../core/failpoint.js';
 import { syncDirectory, writeFileAtomically } from '../records/atomic-file.js';
 import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
 import { MANIFEST_FILE, writeManifest, type Manifest } from '../records/manifest.js';
+import { DATA_DIRECTORY, isRecordFilePath } from '../records/record-files.js';
 import { validateAgainst } from '../records/schema-registry.js';
 import { TRACES_DIR } from '../runner/trace-archive.js';
 
@@ -71,13 +72,15 @@ export function claimDatasetDirectory(outDir: string): string[] {
       });
     }
   }
-  const strangers = filesBelow(join(outDir, TRACES_DIR), TRACES_DIR).filter((path) => !owned.has(path));
-  if (strangers.length > 0) {
-    throw new FactoryError(
-      'usage',
-      `--out ${outDir}: ${strangers.slice(0, 3).map((path) => join(outDir, path)).join(', ')}${strangers.length > 3 ? `, and ${strangers.length - 3} more,` : ''} ${strangers.length === 1 ? 'is' : 'are'} not part of the dataset there, and publishing replaces ${TRACES_DIR}/`,
-      { fix: `move ${strangers.length === 1 ? 'it' : 'them'} out of ${join(outDir, TRACES_DIR)}, or choose another --out; nothing was changed` },
-    );
+  for (const below of [TRACES_DIR, DATA_DIRECTORY]) {
+    const strangers = filesBelow(join(outDir, below), below).filter((path) => !owned.has(path));
+    if (strangers.length > 0) {
+      throw new FactoryError(
+        'usage',
+        `--out ${outDir}: ${strangers.slice(0, 3).map((path) => join(outDir, path)).join(', ')}${strangers.length > 3 ? `, and ${strangers.length - 3} more,` : ''} ${strangers.length === 1 ? 'is' : 'are'} not part of the dataset there, and publishing replaces ${below}/`,
+        { fix: `move ${strangers.length === 1 ? 'it' : 'them'} out of ${join(outDir, below)}, or choose another --out; nothing was changed` },
+      );
+    }
   }
   return [...owned].filter(isReplaceable).sort();
 }
@@ -127,6 +130,7 @@ export function completePublish(staging: string, outDir: string): void {
     const incoming = new Set(plan.files);
     for (const path of plan.remove) if (!incoming.has(path) && isReplaceable(path)) rmSync(join(outDir, path), { force: true });
     removeIfEmpty(join(outDir, TRACES_DIR));
+    removeIfEmpty(join(outDir, DATA_DIRECTORY));
     failpoint('publish-removed');
     const stagedTraces = join(staging, TRACES_DIR);
     if (existsSync(stagedTraces) && !existsSync(join(outDir, TRACES_DIR))) renameSync(stagedTraces, join(outDir, TRACES_DIR));
@@ -169,9 +173,9 @@ export function concatenateFiles(sources: readonly string[], target: string): vo
   }
 }
 
-/** Only the data files at the top and trace files below traces/ are ever removed or replaced, whatever a manifest lists. */
+/** Only the data files at the top, record files below data/ and trace files below traces/ are ever removed or replaced, whatever a manifest lists. */
 function isReplaceable(path: string): boolean {
-  if (DATA_FILES.includes(path)) return true;
+  if (DATA_FILES.includes(path) || isRecordFilePath(path)) return true;
   const normal = posix.normalize(path);
   return normal === path && normal.startsWith(`${TRACES_DIR}/`) && !normal.split('/').includes('..');
 }

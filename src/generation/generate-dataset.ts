@@ -13,13 +13,13 @@ import { FACTORY_VERSION } from '../core/package-paths.js';
 import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
-import { ARROW_FILE, COLUMNAR_FORMATS, PARQUET_FILE } from '../records/columnar-names.js';
+import { COLUMNAR_FORMATS } from '../records/columnar-names.js';
+import { DEFAULT_MAX_FILE_BYTES, nameRecordFiles, stagedRecordFile, writeRecordFiles } from '../records/record-files.js';
 import {
   claimDatasetDirectory,
   completePublish,
   concatenateFiles,
   createStaging,
-  EPISODES_FILE,
   publishDataset,
   publishPending,
   REJECTED_FILE,
@@ -81,6 +81,8 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Default: all three. JSONL is always among them: every other operation reads it. */
   formats?: readonly OutputFormat[];
+  /** Records beyond this many bytes of JSONL are written as data/train-NNNNN-of-NNNNN.* files, each within it (default 500 MiB). */
+  maxFileBytes?: number;
   onEpisode?: (progress: EpisodeProgress) => void;
   /** Things worth a line on stderr: resuming, workers started. */
   onNote?: (message: string) => void;
@@ -136,6 +138,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const concurrency = positive('--concurrency', options.concurrency ?? 1);
   const formats = new Set(options.formats ?? OUTPUT_FORMATS);
   const columnar = formats.has('arrow') || formats.has('parquet');
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1) throw new FactoryError('usage', `--max-file-size ${maxFileBytes} is not a positive number of bytes`, { fix: 'pass e.g. --max-file-size 500MB' });
   const identity: RunIdentity = {
     format: RUN_FORMAT,
     lane: lane.name,
@@ -216,8 +220,12 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   };
   // Arrow and Parquet are written from the parts as they are sealed, in plan order (a run
   // killed while publishing has them complete already, and finishes that instead).
-  const columnOutputs = { ...(formats.has('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}), ...(formats.has('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}) };
-  const columns = columnar && !publishPending(staging) ? new (await import('./part-columns.js')).ColumnarPartWriter(staging, slice.start, slice.end, columnOutputs) : undefined;
+  // Records past maxFileBytes are cut into several files (data/train-NNNNN-of-NNNNN.*), the columns where the JSONL is cut.
+  const columnOutputsFor = (file: number) => ({
+    ...(formats.has('arrow') ? { arrow: stagedRecordFile(staging, file, 'arrow') } : {}),
+    ...(formats.has('parquet') ? { parquet: stagedRecordFile(staging, file, 'parquet') } : {}),
+  });
+  const columns = columnar && !publishPending(staging) ? new (await import('./part-columns.js')).ColumnarPartWriter(staging, slice.start, slice.end, columnOutputsFor, maxFileBytes) : undefined;
   for (const part of kept) columns?.add(part);
   const runId = `run-${randomUUID()}`;
   let stopping = options.signal?.aborted ?? false;
@@ -316,10 +324,15 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     completePublish(staging, outDir);
     return finish(false);
   }
-  concatenateFiles(parts.map((part) => partFile(staging, part, 'episodes')), join(staging, EPISODES_FILE));
+  const jsonlRows = writeRecordFiles(
+    parts.map((part) => partFile(staging, part, 'episodes')),
+    (file) => stagedRecordFile(staging, file, 'jsonl'),
+    maxFileBytes,
+  );
   concatenateFiles(parts.map((part) => partFile(staging, part, 'rejected')), join(staging, REJECTED_FILE));
+  let columnRows: number[] | undefined;
   try {
-    await columns?.finish();
+    columnRows = await columns?.finish();
   } catch (error) {
     // A full disk, or a part's columns unreadable: the parts are sealed, so the copies can be written again.
     throw new FactoryError('dataset_corrupt', `writing the Arrow/Parquet copies failed: ${errorMessage(error)}; every finished part is kept in ${staging}`, {
@@ -327,11 +340,16 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
       cause: error,
     });
   }
+  if (columnRows && columnRows.join() !== jsonlRows.join()) {
+    throw new FactoryError('dataset_corrupt', `the columnar copies were cut into files of ${columnRows.join(', ')} rows and the JSONL into ${jsonlRows.join(', ')}; every finished part is kept in ${staging}`, {
+      fix: 'rerun the same command with --resume',
+    });
+  }
+  const recordFileNames = nameRecordFiles(staging, jsonlRows.length, OUTPUT_FORMATS.filter((format) => formats.has(format)));
 
   const traceFiles = stageTraceArchives(staging, parts, (index) => specRecordId(plan[index]!));
-  const columnarFiles = [...(formats.has('arrow') ? [ARROW_FILE] : []), ...(formats.has('parquet') ? [PARQUET_FILE] : [])];
   const { format: _format, slice: _slice, ...run } = identity;
-  await publishDataset(staging, outDir, previousDataset, [EPISODES_FILE, REJECTED_FILE, ...columnarFiles, ...traceFiles], {
+  await publishDataset(staging, outDir, previousDataset, [...recordFileNames, REJECTED_FILE, ...traceFiles], {
     operation: 'generate',
     lanes: [{ name: lane.name, sha256: lane.sha256 }],
     lane: lane.name,

@@ -136,6 +136,15 @@ export function concatenateColumn(type: DataType, ranges: readonly ColumnRange[]
  * batch, so a file still carries the schema.
  */
 export async function* rebatch(batches: AsyncIterable<RecordBatch> | Iterable<RecordBatch>, batchRows: number): AsyncGenerator<RecordBatch> {
+  yield* rebatchRanges(wholeBatches(batches), batchRows);
+}
+
+async function* wholeBatches(batches: AsyncIterable<RecordBatch> | Iterable<RecordBatch>): AsyncGenerator<ColumnRange> {
+  for await (const batch of batches) yield { data: batch.data, start: 0, end: batch.numRows };
+}
+
+/** Like rebatch, from ranges of unsliced record batches' rows (what a caller cutting batches at its own boundaries hands on). */
+export async function* rebatchRanges(ranges: AsyncIterable<ColumnRange> | Iterable<ColumnRange>, batchRows: number): AsyncGenerator<RecordBatch> {
   let pending: ColumnRange[] = [];
   let rows = 0;
   let emitted = false;
@@ -146,11 +155,11 @@ export async function* rebatch(batches: AsyncIterable<RecordBatch> | Iterable<Re
     emitted = true;
     return batch;
   };
-  for await (const batch of batches) {
-    let start = 0;
-    while (start < batch.numRows) {
-      const end = Math.min(batch.numRows, start + batchRows - rows);
-      pending.push({ data: batch.data, start, end });
+  for await (const range of ranges) {
+    let start = range.start;
+    while (start < range.end) {
+      const end = Math.min(range.end, start + batchRows - rows);
+      pending.push({ data: range.data, start, end });
       rows += end - start;
       start = end;
       if (rows === batchRows) yield take();

@@ -77,7 +77,32 @@ export const RECORD_FIELDS: Field[] = [
   ]),
 ];
 
-export const RECORD_ARROW_SCHEMA = new Schema(RECORD_FIELDS, new Map([['episode-factory.record', 'episode-record.v1']]));
+/**
+ * The Hugging Face `datasets` feature of an Arrow type, as `datasets` itself
+ * derives it (Features.from_arrow_schema): what the `huggingface` schema
+ * metadata carries, so a loader and the Hub's viewer read the declared
+ * features instead of inferring them file by file.
+ */
+function huggingfaceFeature(type: DataType): unknown {
+  if (type instanceof Utf8) return { dtype: 'string', _type: 'Value' };
+  if (type instanceof Int32) return { dtype: 'int32', _type: 'Value' };
+  if (type instanceof Int64) return { dtype: 'int64', _type: 'Value' };
+  if (type instanceof Bool) return { dtype: 'bool', _type: 'Value' };
+  if (type instanceof List) return { feature: huggingfaceFeature(type.children[0]!.type), _type: 'List' };
+  if (type instanceof Struct) return Object.fromEntries(type.children.map((child) => [child.name, huggingfaceFeature(child.type)]));
+  throw new Error(`no Hugging Face feature for the Arrow type ${String(type)}`);
+}
+
+/** The `huggingface` schema metadata: the features of every column, in the form `datasets` writes it. */
+export const HUGGINGFACE_METADATA = JSON.stringify({ info: { features: Object.fromEntries(RECORD_FIELDS.map((field) => [field.name, huggingfaceFeature(field.type)])) } });
+
+export const RECORD_ARROW_SCHEMA = new Schema(
+  RECORD_FIELDS,
+  new Map([
+    ['episode-factory.record', 'episode-record.v1'],
+    ['huggingface', HUGGINGFACE_METADATA],
+  ]),
+);
 export const RECORD_STRUCT = new Struct(RECORD_FIELDS);
 
 function toolRow(tool: RecordTool) {

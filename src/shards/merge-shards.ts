@@ -4,8 +4,9 @@
 // the others' (same lane, seeds, policy, formats, factory version), and the
 // shards together must cover the plan exactly once, in order. The files are
 // then concatenated in shard order, so the result is byte for byte a single
-// run's episodes.jsonl, rejected.jsonl, Arrow and Parquet (the columnar copies
-// from the shards' own Arrow columns, cut into the run's 1,000-row batches). The shards' trace
+// run's episodes.jsonl (or data/ files, cut by size as a run cuts them),
+// rejected.jsonl, Arrow and Parquet (for one file, the columnar copies from
+// the shards' own Arrow columns, cut into the run's 1,000-row batches). The shards' trace
 // archives are copied as they are (their names are plan indices, so they
 // never collide) and their trace indexes joined in shard order.
 
@@ -15,17 +16,20 @@ import { canonicalJson } from '../core/canonical-json.js';
 import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { rebatch } from '../records/arrow-concatenation.js';
-import { ARROW_FILE, PARQUET_FILE } from '../records/columnar-names.js';
+import { ARROW_FILE } from '../records/columnar-names.js';
+import { DEFAULT_MAX_FILE_BYTES, nameRecordFiles, RECORD_FORMATS, recordFiles, stagedRecordFile, writeRecordFiles } from '../records/record-files.js';
 import { arrowFileBatches, BATCH_ROWS, writeColumnar, writeColumnarBatches } from '../records/columnar-files.js';
 import type { Manifest } from '../records/manifest.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { TRACE_INDEX_FILE } from '../runner/trace-archive.js';
-import { claimDatasetDirectory, concatenateFiles, createStaging, EPISODES_FILE, publishDataset, REJECTED_FILE, STAGING_DIR } from '../generation/dataset-directory.js';
+import { claimDatasetDirectory, concatenateFiles, createStaging, publishDataset, REJECTED_FILE, STAGING_DIR } from '../generation/dataset-directory.js';
 import { TRACES_DIR } from '../runner/trace-archive.js';
 
 export interface MergeOptions {
   sources: readonly string[];
   outDir: string;
+  /** Past this many bytes of JSONL, the records are written as data/ files, cut as one run cuts them (default 500 MiB). */
+  maxFileBytes?: number;
 }
 
 export interface MergeSummary {
@@ -127,7 +131,14 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
 
   const previousDataset = claimDatasetDirectory(outDir);
   const staging = createStaging(outDir);
-  concatenateFiles(shards.map((shard) => join(shard.dir, EPISODES_FILE)), join(staging, EPISODES_FILE));
+  // The records cut into files by their sizes alone, so the layout is the one a single run of the plan writes.
+  const layouts = shards.map((shard) => recordFiles(shard.dir));
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const fileRows = writeRecordFiles(
+    shards.flatMap((shard, index) => layouts[index]!.jsonl.map((file) => join(shard.dir, file))),
+    (file) => stagedRecordFile(staging, file, 'jsonl'),
+    maxFileBytes,
+  );
   concatenateFiles(shards.map((shard) => join(shard.dir, REJECTED_FILE)), join(staging, REJECTED_FILE));
   const traces: string[] = [];
   for (const shard of shards) {
@@ -140,14 +151,18 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   concatenateFiles(shards.map((shard) => join(shard.dir, TRACE_INDEX_FILE)), join(staging, TRACE_INDEX_FILE));
   traces.push(TRACE_INDEX_FILE);
   const formats = (first.manifest.run.formats as string[] | undefined) ?? ['jsonl', 'arrow', 'parquet'];
-  const columnOutputs = { ...(formats.includes('arrow') ? { arrow: join(staging, ARROW_FILE) } : {}), ...(formats.includes('parquet') ? { parquet: join(staging, PARQUET_FILE) } : {}) };
-  if (shards.every((shard) => shard.manifest.files.some((file) => file.path === ARROW_FILE))) {
+  const columnOutputs = (file: number) => ({
+    ...(formats.includes('arrow') ? { arrow: stagedRecordFile(staging, file, 'arrow') } : {}),
+    ...(formats.includes('parquet') ? { parquet: stagedRecordFile(staging, file, 'parquet') } : {}),
+  });
+  if (fileRows.length === 1 && shards.every((shard) => shard.manifest.files.some((file) => file.path === ARROW_FILE))) {
     // Each shard's Arrow copy (its bytes checked against its manifest above) is cut into the whole run's
     // 1,000-row batches, without parsing its JSON again: the same bytes a single run writes.
-    await writeColumnarBatches(rebatch(arrowFileBatches(shards.map((shard) => join(shard.dir, ARROW_FILE))), BATCH_ROWS), columnOutputs);
+    await writeColumnarBatches(rebatch(arrowFileBatches(shards.map((shard) => join(shard.dir, ARROW_FILE))), BATCH_ROWS), columnOutputs(0));
   } else {
-    await writeColumnar(join(staging, EPISODES_FILE), columnOutputs);
+    for (let file = 0; file < fileRows.length; file++) await writeColumnar(stagedRecordFile(staging, file, 'jsonl'), columnOutputs(file));
   }
+  const recordNames = nameRecordFiles(staging, fileRows.length, RECORD_FORMATS.filter((format) => format === 'jsonl' || formats.includes(format)));
 
   const total = (key: 'records' | 'rejected' | 'completed' | 'infra_errors') => shards.reduce((sum, shard) => sum + (shard.manifest.counts[key] ?? 0), 0);
   const written = total('records');
@@ -157,7 +172,7 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
     staging,
     outDir,
     previousDataset,
-    [EPISODES_FILE, REJECTED_FILE, ...(formats.includes('arrow') ? [ARROW_FILE] : []), ...(formats.includes('parquet') ? [PARQUET_FILE] : []), ...traces],
+    [...recordNames, REJECTED_FILE, ...traces],
     {
       operation: 'merge',
       lanes: first.manifest.lanes,

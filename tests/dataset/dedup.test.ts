@@ -190,7 +190,8 @@ describe('dedup on the committed samples', () => {
     assert.equal(kept.length + dropped.length, source.size);
 
     const report = JSON.parse(readFileSync(join(outDir, DEDUP_REPORT_FILE), 'utf8')) as DedupReport;
-    assert.equal(report.format, 'episode-factory.dedup.v1');
+    assert.equal(report.format, 'episode-factory.dedup.v2');
+    assert.deepEqual(report.source.map((file) => [file.path, file.rows]), [['episodes.jsonl', source.size]], 'the source is named by its record files');
     assert.deepEqual(report.counts.records, source.size);
     assert.deepEqual(report.near, { threshold: 0.8, permutations: 128, shingle_size: 3, bands: 21, rows: 6 });
     assert.equal(report.semantic, null);

@@ -13,6 +13,7 @@ import { exportSft } from '../../src/dataset/export-sft.js';
 import { generateDataset } from '../../src/generation/generate-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
+import { recordFiles } from '../../src/records/record-files.js';
 import { pythonEnvironment, REPO_ROOT, runCli, temporaryDirectory } from '../helpers.js';
 
 describe('datasets load in the tools training teams use', () => {
@@ -36,6 +37,35 @@ describe('datasets load in the tools training teams use', () => {
     assert.deepEqual(report.arguments, expectedArguments, 'json.loads gives back the arguments exactly, wrongly typed ones included');
     assert.deepEqual(report.messages, records.map((record) => record.messages.length));
     assert.equal(report.completed, records.filter((record) => record.result.task_completed).length);
+  });
+
+  it('a dataset written as data/ files loads by the card\'s default config and in DuckDB by glob, each copy declaring its features', async () => {
+    const out = join(temporaryDirectory(), 'data-files');
+    const cli = (...args: string[]) => {
+      const result = runCli(REPO_ROOT, ...args);
+      assert.equal(result.status, 0, `${args.join(' ')}: ${result.stderr}`);
+    };
+    cli('generate', 'tool-world-v1', '--seeds', '0..5', '--out', out, '--max-file-size', '150KB', '--quiet');
+    cli('card', out, '--license', 'mit');
+    const files = recordFiles(out);
+    assert.ok(files.jsonl.length >= 3, `${files.jsonl.length} files`);
+    const ids = files.jsonl.flatMap((file) => readFileSync(join(out, file), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as EpisodeRecord).record_id));
+    const report = JSON.parse(
+      execFileSync(pythonEnvironment(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), '--data-files', out], {
+        encoding: 'utf8',
+        env: { ...process.env, HF_HOME: join(out, '.hf-home'), HF_DATASETS_OFFLINE: '1' },
+        maxBuffer: 64 << 20,
+      }),
+    ) as { default_data_files: unknown; card_ids: Record<string, string[]>; duckdb_parquet_ids: string[]; duckdb_json_ids: string[]; files: Record<string, { huggingface: boolean; declared_equals_inferred: boolean; largest_row_group_bytes: number | null }> };
+    assert.deepEqual(report.default_data_files, [{ split: 'train', path: 'data/train-*.jsonl' }]);
+    assert.deepEqual(report.card_ids, { train: ids }, 'load_dataset(DIR) reads every file, in order');
+    assert.deepEqual(report.duckdb_parquet_ids, [...ids].sort());
+    assert.deepEqual(report.duckdb_json_ids, [...ids].sort());
+    assert.equal(Object.keys(report.files).length, files.jsonl.length * 2);
+    for (const [file, seen] of Object.entries(report.files)) {
+      assert.ok(seen.huggingface && seen.declared_equals_inferred, `${file} carries the huggingface features, the ones datasets reads from its columns`);
+      if (seen.largest_row_group_bytes !== null) assert.ok(seen.largest_row_group_bytes < 100 << 20, `${file}: row groups the viewer can page (${seen.largest_row_group_bytes} bytes)`);
+    }
   });
 
   it('load the SFT and DPO exports as conversational datasets', async () => {
