@@ -7,7 +7,7 @@ import { DEFAULT_EMBED_BATCH, DEFAULT_EMBED_TIMEOUT_MS } from '../models/embeddi
 import { embedderFromSpec, refuseOptionsWithoutEmbedder } from '../models/embedding/embedder-registry.js';
 import { STARTUP_CHECK_TIMEOUT_MS } from '../models/chat-model.js';
 import { parseSeconds } from './model-timeout.js';
-import { ProgressLine, type Streams, writeJson } from './output.js';
+import { PassProgress, ProgressLine, type Streams, writeJson } from './output.js';
 import { checkInputs } from '../dataset/dataset-inputs.js';
 import { EPISODES_FILE } from '../dataset/dataset-reader.js';
 import { writeDerivedManifest } from '../dataset/derived-manifest.js';
@@ -100,6 +100,7 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
       const checked = await checkInputs(dir, 'dedup', [EPISODES_FILE]);
       if (checked.warning) streams.stderr.write(`dedup: warning: ${checked.warning}\n`);
       const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
+      const pass = new PassProgress(streams, `dedup ${dir}`, !flags.json && !flags.quiet);
       const summary = await dedupDataset({
         dir,
         outDir: flags.out,
@@ -108,8 +109,11 @@ export function registerDedup(program: Command, streams: Streams, setExit: (stat
         ...(flags.cosine !== undefined ? { cosine: flags.cosine } : {}),
         maxFileBytes,
         onProgress: (message) => progress.update(`dedup ${dir}: ${message}`),
+        onStage: (stage) => pass.begin(stage),
+        onPass: pass.update,
       });
       progress.clear();
+      pass.clear();
       // The output is a dataset like any other: columnar copies and a manifest naming where it came from, down to its manifest's bytes.
       await writeDerivedManifest(summary.out_dir, 'dedup', { dir, ...(checked.manifest ? { manifest: checked.manifest } : {}) }, { dropped: summary.dropped }, maxFileBytes);
       if (flags.json) writeJson(streams, summary);

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { type ReplayFailure, replayDataset } from '../dataset-replay/replay-dataset.js';
 import { parseCount } from './count-flag.js';
-import { ProgressLine, type Streams, writeJson } from './output.js';
+import { PassProgress, type Streams, writeJson } from './output.js';
 
 interface ReplayFlags {
   record?: string[];
@@ -36,13 +36,13 @@ export function registerReplay(program: Command, streams: Streams, setExit: (sta
     .option('--quiet', 'no progress line')
     .addHelpText('after', '\nExamples:\n  episode-factory replay datasets/tool-world-v1\n  episode-factory replay datasets/tool-world-v1 --workers 2 --json\n  episode-factory replay datasets/tool-world-v1 --record tool-world-v1.find-open-bugs.s0')
     .action(async (dir: string, flags: ReplayFlags) => {
-      const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
+      const progress = new PassProgress(streams, `replay ${dir}`, !flags.json && !flags.quiet);
       const workers = flags.workers === undefined ? 'auto' : parseCount('--workers', flags.workers, 4);
       const summary = await replayDataset(dir, {
         workers,
         recordIds: flags.record,
         lane: flags.lane,
-        onRecord: (done, total) => progress.update(`replay ${dir}: ${done}/${total} records`),
+        onRecord: (done, total) => progress.update({ records: done, bytes: done, totalBytes: total }),
         // Printed as found, not gathered: a replay of a huge dataset whose records fail keeps no list of them.
         ...(flags.json
           ? {}

@@ -22,7 +22,7 @@ import type { EpisodeRecord } from '../records/episode-record.js';
 import { JsonlAppender } from '../records/jsonl.js';
 import { deriveRecord } from '../records/lineage.js';
 import { describeFile, type ManifestFile } from '../records/manifest.js';
-import { assertDatasetDirectory, EPISODES_FILE, passOverDataset } from './dataset-reader.js';
+import { assertDatasetDirectory, EPISODES_FILE, passOverDataset, type PassOptions } from './dataset-reader.js';
 import { DATA_DIRECTORY, DEFAULT_MAX_FILE_BYTES, layOutJsonl, presentRecordFiles, recordFiles } from '../records/record-files.js';
 import { cosineSimilarity, DEFAULT_EMBED_BATCH, type Embedder } from '../models/embedding/embedder.js';
 import { type Banding, bandingFor, exactJaccard, LshIndex, MINHASH_PERMUTATIONS, MinHasher, recordShingles, SHINGLE_SIZE } from './minhash.js';
@@ -62,7 +62,11 @@ export interface DedupOptions {
   cosine?: number;
   /** Past this many bytes, the kept records are written as data/train-NNNNN-of-NNNNN.jsonl files (default 500 MiB). */
   maxFileBytes?: number;
+  /** Notes on the way (the embeddings made so far). */
   onProgress?: (message: string) => void;
+  /** Each pass as it starts ("comparing", "writing"), and where it is: what a progress line shows. */
+  onStage?: (stage: string) => void;
+  onPass?: PassOptions['onProgress'];
 }
 
 export interface NearSettings {
@@ -267,6 +271,7 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
   if (options.embedder) checkThreshold('the semantic (cosine)', cosine, '--cosine');
 
   const sourceFile = assertDatasetDirectory(options.dir);
+  const passProgress: PassOptions = options.onPass ? { onProgress: options.onPass } : {};
   checkOutputDirectory(options.dir, options.outDir);
   // Written beside the output and moved into place at the end, so a failed run never leaves a half-written dataset that looks finished.
   const createdOut = !existsSync(options.outDir);
@@ -293,9 +298,9 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
     const decisions = new DecisionLog();
     let kept = 0;
 
+    options.onStage?.('comparing');
     await passOverDataset(options.dir, 'deduplicated', ({ record }) => {
       const position = decisions.size;
-      if (position % 1000 === 0) options.onProgress?.(`comparing ${position} records`);
       const hash = hashKey(record);
       const same = keptByHash.get(hash);
       if (same !== undefined) {
@@ -338,7 +343,7 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
         while (position >= shingleSlots.length) shingleSlots = doubled(shingleSlots);
         shingleSlots[position] = shingleSpill.append(shingles);
       }
-    });
+    }, passProgress);
     const records = decisions.size;
     const byReason: Record<DuplicateReason, number> = { exact: 0, near: 0, semantic: 0 };
     // Which kept records a dropped one names: only their ids are remembered in the second pass.
@@ -355,6 +360,7 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
     const idOf = new Map<number, string>();
     let position = 0;
     try {
+      options.onStage?.('writing');
       await passOverDataset(options.dir, 'deduplicated', ({ record, text }) => {
         if (position >= records) throw new FactoryError('dataset_corrupt', `${sourceFile} grew while dedup read it`, { fix: 'run dedup again on a dataset no other process is writing' });
         const decision = decisions.get(position);
@@ -365,8 +371,7 @@ export async function dedupDataset(options: DedupOptions): Promise<DedupSummary>
           dropped.append(null, droppedLine(record, decision, idOf.get(decision.of)!, text));
         }
         position++;
-        if (position % 1000 === 0) options.onProgress?.(`writing ${position}/${records} records`);
-      });
+      }, passProgress);
       if (position !== records) throw new FactoryError('dataset_corrupt', `${sourceFile} changed while dedup read it (${position} records, then ${records})`, { fix: 'run dedup again on a dataset no other process is writing' });
     } finally {
       episodes.close({ sync: true });
