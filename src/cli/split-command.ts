@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { beginDatasetUpdate } from '../dataset/dataset-inputs.js';
 import { EPISODES_FILE } from '../dataset/dataset-reader.js';
 import { SPLIT_FILE, splitDataset, TEST_FILE, TRAIN_FILE } from '../dataset/dataset-split.js';
+import { DEFAULT_MAX_FILE_BYTES, SPLITS_DIRECTORY } from '../records/record-files.js';
+import { parseFileSize } from './file-size-flag.js';
 import { PassProgress, type Streams, writeJson } from './output.js';
 
 const tasks = (count: number) => `${count} task${count === 1 ? '' : 's'}`;
@@ -22,11 +24,13 @@ export function registerSplit(program: Command, streams: Streams): void {
     )
     .argument('<dir>', 'a dataset directory')
     .option('--test <fraction>', 'share of tasks held out for test (at least one task when above 0)', '0.1')
+    .option('--max-file-size <size>', `past this size a side is written as several files, splits/train-00000-of-00004.jsonl, each within it: a number of bytes, or with KB, MB or GB (default ${DEFAULT_MAX_FILE_BYTES / 1024 ** 2}MB)`)
     .option('--json', 'print the split layout as JSON')
-    .action(async (dir: string, flags: { test: string; json?: boolean }) => {
-      const update = await beginDatasetUpdate(dir, 'split', { inputs: [EPISODES_FILE], outputs: [TRAIN_FILE, TEST_FILE, SPLIT_FILE] });
+    .action(async (dir: string, flags: { test: string; json?: boolean; maxFileSize?: string }) => {
+      const maxFileBytes = parseFileSize('--max-file-size', flags.maxFileSize);
+      const update = await beginDatasetUpdate(dir, 'split', { inputs: [EPISODES_FILE], outputs: [TRAIN_FILE, TEST_FILE, `${SPLITS_DIRECTORY}/`, SPLIT_FILE] });
       const progress = new PassProgress(streams, 'split', !flags.json);
-      const summary = await splitDataset(dir, Number(flags.test), dir, { onProgress: progress.update, onStage: (stage) => progress.begin(stage) }).finally(() => progress.clear());
+      const summary = await splitDataset(dir, Number(flags.test), dir, { onProgress: progress.update, onStage: (stage) => progress.begin(stage), maxFileBytes }).finally(() => progress.clear());
       await update.commit();
       if (flags.json) return writeJson(streams, summary);
       const { train, test } = summary.splits;

@@ -2,7 +2,7 @@
 // license, tags, task and size categories, and the configs that point loaders
 // at the splits and the training exports.
 
-import { exportFeatures, featureLines } from './export-features.js';
+import { exportFeatures, featureLines, recordFeatures } from './export-features.js';
 import { configSplits, type DatasetCardInput } from './card-input.js';
 import { yamlScalar } from './card-text.js';
 
@@ -51,10 +51,9 @@ export function frontMatter(input: DatasetCardInput): string {
     lines.push(`- config_name: ${facts.config}`, '  data_files:');
     for (const split of facts.splits) lines.push(`  - split: ${yamlScalar(split.name)}`, `    path: ${yamlScalar(split.path)}`);
   }
-  if ((input.exports ?? []).length > 0) {
-    lines.push('dataset_info:');
-    for (const facts of input.exports ?? []) lines.push(`- config_name: ${facts.config}`, '  features:', ...featureLines(exportFeatures(facts), '  '));
-  }
+  // Declared for every config: the records' own as much as the exports', so no loader infers them from a first file.
+  lines.push('dataset_info:', '- config_name: default', '  features:', ...featureLines(recordFeatures(), '  '));
+  for (const facts of input.exports ?? []) lines.push(`- config_name: ${facts.config}`, '  features:', ...featureLines(exportFeatures(facts), '  '));
   lines.push('---');
   return lines.join('\n') + '\n';
 }

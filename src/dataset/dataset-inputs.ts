@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beginManifestUpdate, type ManifestUpdate } from '../records/manifest-update.js';
 import { manifestPathProblem, verifyInputs, type ReadManifest } from '../records/manifest-verification.js';
 import { MANIFEST_FILE } from '../records/manifest.js';
-import { recordFiles } from '../records/record-files.js';
+import { expandRecordPath, recordFiles } from '../records/record-files.js';
 import { assertDatasetDirectory, EPISODES_FILE } from './dataset-reader.js';
 import { SPLIT_FILE } from './dataset-split.js';
 
@@ -30,7 +30,15 @@ export function recordInputs(dir: string): string[] {
   try {
     const splits = (JSON.parse(readFileSync(layout, 'utf8')) as { splits?: Record<string, { path?: unknown }> }).splits ?? {};
     for (const split of Object.values(splits)) {
-      if (typeof split?.path === 'string' && manifestPathProblem(split.path) === undefined && !inputs.includes(split.path)) inputs.push(split.path);
+      if (typeof split?.path !== 'string') continue;
+      // A big split is a glob over its files (splits/train-*.jsonl): each file is an input.
+      let files: string[];
+      try {
+        files = expandRecordPath(dir, split.path);
+      } catch {
+        files = [];
+      }
+      for (const file of files) if (manifestPathProblem(file) === undefined && !inputs.includes(file)) inputs.push(file);
     }
   } catch {
     // Unreadable: its own bytes are still checked, and the command that reads it says what is wrong.

@@ -16,7 +16,7 @@ import { FactoryError } from '../core/errors.js';
 import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { jsonLineProblem, lineProblem, readLines } from '../records/jsonl.js';
-import { DATA_DIRECTORY, EPISODES_FILE, recordFiles } from '../records/record-files.js';
+import { DATA_DIRECTORY, EPISODES_FILE, expandRecordPath, recordFiles } from '../records/record-files.js';
 import { validateAgainst } from '../records/schema-registry.js';
 
 export { EPISODES_FILE };
@@ -65,6 +65,8 @@ export function assertDatasetDirectory(dir: string, file = EPISODES_FILE): strin
     throw new FactoryError('dataset_not_found', `${dir} is not a directory`, { fix: 'pass a directory written by `episode-factory generate`, e.g. datasets/tool-world-v1' });
   }
   if (file === EPISODES_FILE) return join(dir, recordFiles(dir).layout === 'single' ? EPISODES_FILE : DATA_DIRECTORY);
+  // A big split's glob (splits/train-*.jsonl): its files must make a whole numbered set.
+  if (file.includes('*')) return join(dir, expandRecordPath(dir, file)[0]!);
   const path = join(dir, file);
   if (!existsSync(path)) {
     throw new FactoryError('dataset_not_found', `${dir} has no ${file}`, { fix: `run \`episode-factory generate <lane> --out ${dir}\` first` });
@@ -72,10 +74,10 @@ export function assertDatasetDirectory(dir: string, file = EPISODES_FILE): strin
   return path;
 }
 
-/** The JSONL files a pass reads, in order: the dataset's record files (either layout) for EPISODES_FILE, else the one file named. */
+/** The JSONL files a pass reads, in order: the dataset's record files (either layout) for EPISODES_FILE, a big split's files for its glob, else the one file named. */
 export function passFiles(dir: string, file = EPISODES_FILE): string[] {
   assertDatasetDirectory(dir, file);
-  return file === EPISODES_FILE ? recordFiles(dir).jsonl : [file];
+  return file === EPISODES_FILE ? recordFiles(dir).jsonl : expandRecordPath(dir, file);
 }
 
 export type DatasetEntry = { row: DatasetRow; problem?: never } | { problem: DatasetProblem; row?: never };

@@ -10,7 +10,7 @@
 
 import type { ExportFacts } from './export-configs.js';
 
-export type Feature = { dtype: 'string' | 'int64' } | { list: 'json' };
+export type Feature = { dtype: 'string' | 'int64' | 'json' } | { list: 'json' };
 
 export interface Field {
   name: string;
@@ -44,6 +44,29 @@ export function exportFeatures(facts: Pick<ExportFacts, 'config' | 'text'>): Fie
     { name: 'rejected_variant', feature: text },
     { name: 'task', feature: text },
     { name: 'seed', feature: { dtype: 'int64' } },
+  ];
+}
+
+/**
+ * The columns of the records themselves (the default config): the flat ones
+ * as text, every nested one as `Json`, so a loader neither infers a shape from
+ * its first rows (a list empty in one file and full in the next fails to
+ * cast) nor pads a record with the keys of another: each loads as written.
+ */
+export function recordFeatures(): Field[] {
+  const json: Feature = { dtype: 'json' };
+  return [
+    { name: 'record_id', feature: text },
+    { name: 'family', feature: text },
+    { name: 'schema_version', feature: text },
+    { name: 'world', feature: json },
+    { name: 'task', feature: json },
+    { name: 'tools', feature: jsonList },
+    { name: 'messages', feature: jsonList },
+    { name: 'catalog_updates', feature: jsonList },
+    { name: 'recovery', feature: json },
+    { name: 'result', feature: json },
+    { name: 'provenance', feature: json },
   ];
 }
 

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
+import { expandRecordPath } from '../records/record-files.js';
 import { compareKeys } from './key-order.js';
 import { SPLIT_FILE, SPLIT_FORMAT } from './dataset-split.js';
 
@@ -56,7 +57,13 @@ export function readSplitLayout(dir: string): SplitLayout | null {
       throw splitProblem(dir, `split "${name}" needs a "path" inside the directory`);
     }
     if (typeof split.rows !== 'number' || !Number.isInteger(split.rows) || split.rows < 0) throw splitProblem(dir, `split "${name}" needs an integer "rows"`);
-    if (!existsSync(join(dir, split.path))) throw splitProblem(dir, `split "${name}" names ${split.path}, which is not there`);
+    if (split.path.includes('*')) {
+      try {
+        expandRecordPath(dir, split.path);
+      } catch (error) {
+        throw splitProblem(dir, `split "${name}": ${errorMessage(error).replace(`${dir}: `, '')}`);
+      }
+    } else if (!existsSync(join(dir, split.path))) throw splitProblem(dir, `split "${name}" names ${split.path}, which is not there`);
     const entry: CardSplit = { name, path: split.path, rows: split.rows };
     if (Array.isArray(split.tasks)) entry.tasks = [...new Set(split.tasks.map(String))].sort(compareKeys);
     splits.push(entry);

@@ -270,3 +270,40 @@ export function layOutJsonl(dir: string, maxBytes: number): string[] {
 export function copyName(jsonlFile: string, format: RecordFormat): string {
   return jsonlFile === EPISODES_FILE ? SINGLE_FILES[format] : jsonlFile.replace(/\.jsonl$/, `.${format}`);
 }
+
+/** Where `split` writes a split past the size bound: splits/train-00000-of-00009.jsonl, splits/test-00000-of-00001.jsonl. */
+export const SPLITS_DIRECTORY = 'splits';
+
+/** The path of file `index` of `count` of a split's records: splits/test-00000-of-00002.jsonl. */
+export function splitFileName(split: string, index: number, count: number): string {
+  const digits = (value: number) => String(value).padStart(5, '0');
+  return posix.join(SPLITS_DIRECTORY, `${split}-${digits(index)}-of-${digits(count)}.jsonl`);
+}
+
+/** The loader's glob for a split's files (what split.json and the card's configs name): splits/train-*.jsonl. */
+export function splitGlob(split: string): string {
+  return posix.join(SPLITS_DIRECTORY, `${split}-*.jsonl`);
+}
+
+const SPLIT_GLOB_PATTERN = /^splits\/([A-Za-z0-9_.]+)-\*\.jsonl$/;
+
+/**
+ * The files a record path names, in order: the path itself, or for a split's
+ * glob (splits/train-*.jsonl) its numbered files, which must make one whole
+ * set (refused by name otherwise, as recordFiles refuses a broken data/).
+ */
+export function expandRecordPath(dir: string, path: string): string[] {
+  const match = SPLIT_GLOB_PATTERN.exec(path);
+  if (!match) return [path];
+  const split = match[1]!;
+  const directory = join(dir, SPLITS_DIRECTORY);
+  const pattern = new RegExp(`^${split.replace(/\./g, '\\.')}-(\\d{5})-of-(\\d{5})\\.jsonl$`);
+  const found = existsSync(directory) ? readdirSync(directory).filter((name) => pattern.test(name)).sort() : [];
+  if (found.length === 0) throw layoutError(dir, `${path} matches no file`);
+  const count = Number(pattern.exec(found[0]!)![2]);
+  const names = new Set(found.map((name) => posix.join(SPLITS_DIRECTORY, name)));
+  const files = Array.from({ length: count }, (_, index) => splitFileName(split, index, count));
+  for (const name of names) if (!files.includes(name)) throw layoutError(dir, `${name} does not belong with ${found[0]}: the ${split} split is in ${count} files`);
+  for (const file of files) if (!names.has(file)) throw layoutError(dir, `${file} is missing: the ${split} split is in ${count} files and each must be there`);
+  return files;
+}

@@ -78,6 +78,40 @@ describe('records past the size bound are data/ files named as the Hub expects',
     assert.match(card, /`data\/` \| 30 \|/, 'the card counts the records in data/');
   });
 
+  it('splits a big dataset into splits/<side>-NNNNN-of-NNNNN.jsonl files that the exports, the card and audit read, and back into one file each', async () => {
+    const split = join(work, 'split');
+    cpSync(cut, split, { recursive: true });
+    const cli = (...args: string[]) => {
+      const result = runCli(REPO_ROOT, ...args);
+      assert.equal(result.status, 0, `${args.join(' ')}: ${result.stderr}`);
+      return result.stdout;
+    };
+    cli('split', split, '--test', '0.2', '--max-file-size', '100KB');
+    const layout = JSON.parse(readFileSync(join(split, 'split.json'), 'utf8')) as { splits: Record<string, { path: string; rows: number }> };
+    assert.equal(layout.splits.train!.path, 'splits/train-*.jsonl');
+    const trainFiles = readdirSync(join(split, 'splits')).filter((name) => name.startsWith('train-'));
+    assert.ok(trainFiles.length >= 2, `${trainFiles.length} train files`);
+    const joined = Buffer.concat(trainFiles.sort().map((name) => read(join(split, 'splits', name))));
+    assert.equal(joined.toString('utf8').trim().split('\n').length, layout.splits.train!.rows);
+    for (const name of trainFiles) assert.ok(statSync(join(split, 'splits', name)).size <= 100 * 1024);
+    assert.match(cli('export', 'sft', split), new RegExp(`sft/train\\.jsonl \\(${layout.splits.train!.rows}\\)`));
+    cli('card', split, '--license', 'mit');
+    assert.match(readFileSync(join(split, 'README.md'), 'utf8'), /- split: "?train"?\n\s+path: "splits\/train-\*\.jsonl"/);
+    assert.deepEqual((await auditDataset(split)).findings, []);
+    // A file of a split removed: the exports and audit name it.
+    const removed = join(work, 'split-removed');
+    cpSync(split, removed, { recursive: true });
+    rmSync(join(removed, 'splits', trainFiles[0]!));
+    const refused = runCli(REPO_ROOT, 'export', 'sft', removed);
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, new RegExp(`splits/${trainFiles[0]!.replace('.', '\\.')}`));
+    // Split again within the bound: one file a side, and the earlier files are gone.
+    cli('split', split, '--test', '0.2');
+    assert.equal(existsSync(join(split, 'splits')), false);
+    assert.ok(existsSync(join(split, 'train.jsonl')) && existsSync(join(split, 'test.jsonl')));
+    assert.deepEqual((await auditDataset(split)).findings, []);
+  });
+
   it('merges shards into the layout one run writes, and dedup lays out its output the same way', async () => {
     const shards = [0, 1].map((index) => join(work, `shard-${index}`));
     for (const [index, dir] of shards.entries()) await generateDataset({ lane, seeds: SEEDS, outDir: dir, workers: 1, shard: { index, count: 2 }, maxFileBytes: BOUND });

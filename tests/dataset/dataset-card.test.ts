@@ -384,6 +384,22 @@ describe('dataset card with training exports', () => {
     const info = front.dataset_info as { config_name: string; features: unknown }[];
     assert.deepEqual(info, [
       {
+        config_name: 'default',
+        features: [
+          { name: 'record_id', dtype: 'string' },
+          { name: 'family', dtype: 'string' },
+          { name: 'schema_version', dtype: 'string' },
+          { name: 'world', dtype: 'json' },
+          { name: 'task', dtype: 'json' },
+          { name: 'tools', list: 'json' },
+          { name: 'messages', list: 'json' },
+          { name: 'catalog_updates', list: 'json' },
+          { name: 'recovery', dtype: 'json' },
+          { name: 'result', dtype: 'json' },
+          { name: 'provenance', dtype: 'json' },
+        ],
+      },
+      {
         config_name: 'sft',
         features: [
           { name: 'record_id', dtype: 'string' },
@@ -411,7 +427,7 @@ describe('dataset card with training exports', () => {
     assert.equal(draft.length, 1);
     const { front } = splitCard(readFileSync(path, 'utf8'));
     assert.equal((front.configs as unknown[]).length, 1);
-    assert.equal(front.dataset_info, undefined);
+    assert.deepEqual((front.dataset_info as { config_name: string }[]).map((info) => info.config_name), ['default'], 'the stale export declares no features either');
   });
 });
 

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { exportDpo } from '../../src/dataset/export-dpo.js';
@@ -50,13 +50,15 @@ describe('datasets load in the tools training teams use', () => {
     const files = recordFiles(out);
     assert.ok(files.jsonl.length >= 3, `${files.jsonl.length} files`);
     const ids = files.jsonl.flatMap((file) => readFileSync(join(out, file), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as EpisodeRecord).record_id));
-    const report = JSON.parse(
-      execFileSync(pythonEnvironment(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), '--data-files', out], {
-        encoding: 'utf8',
-        env: { ...process.env, HF_HOME: join(out, '.hf-home'), HF_DATASETS_OFFLINE: '1' },
-        maxBuffer: 64 << 20,
-      }),
-    ) as { default_data_files: unknown; card_ids: Record<string, string[]>; duckdb_parquet_ids: string[]; duckdb_json_ids: string[]; files: Record<string, { huggingface: boolean; declared_equals_inferred: boolean; largest_row_group_bytes: number | null }> };
+    const load = () =>
+      JSON.parse(
+        execFileSync(pythonEnvironment(), [join(REPO_ROOT, 'tests', 'fixtures', 'load_dataset.py'), '--data-files', out], {
+          encoding: 'utf8',
+          env: { ...process.env, HF_HOME: join(out, '.hf-home'), HF_DATASETS_OFFLINE: '1' },
+          maxBuffer: 64 << 20,
+        }),
+      ) as { default_data_files: unknown; card_ids: Record<string, string[]>; duckdb_parquet_ids: string[]; duckdb_json_ids: string[]; files: Record<string, { huggingface: boolean; declared_equals_inferred: boolean; largest_row_group_bytes: number | null }> };
+    const report = load();
     assert.deepEqual(report.default_data_files, [{ split: 'train', path: 'data/train-*.jsonl' }]);
     assert.deepEqual(report.card_ids, { train: ids }, 'load_dataset(DIR) reads every file, in order');
     assert.deepEqual(report.duckdb_parquet_ids, [...ids].sort());
@@ -66,6 +68,20 @@ describe('datasets load in the tools training teams use', () => {
       assert.ok(seen.huggingface && seen.declared_equals_inferred, `${file} carries the huggingface features, the ones datasets reads from its columns`);
       if (seen.largest_row_group_bytes !== null) assert.ok(seen.largest_row_group_bytes < 100 << 20, `${file}: row groups the viewer can page (${seen.largest_row_group_bytes} bytes)`);
     }
+
+    // Split past the bound too: the card's default config names each side's files by glob.
+    cli('split', out, '--test', '0.2', '--max-file-size', '60KB');
+    cli('card', out, '--license', 'mit');
+    const layout = JSON.parse(readFileSync(join(out, 'split.json'), 'utf8')) as { splits: Record<string, { path: string }> };
+    const sideIds = (side: string) => {
+      const split = layout.splits[side]!;
+      const files = split.path.includes('*') ? readdirSync(join(out, 'splits')).filter((name) => name.startsWith(`${side}-`)).sort().map((name) => join(out, 'splits', name)) : [join(out, split.path)];
+      return files.flatMap((path) => readFileSync(path, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as EpisodeRecord).record_id));
+    };
+    const afterSplit = load();
+    assert.deepEqual(afterSplit.default_data_files, [{ split: 'train', path: layout.splits.train!.path }, { split: 'test', path: layout.splits.test!.path }]);
+    assert.equal(layout.splits.train!.path, 'splits/train-*.jsonl');
+    assert.deepEqual(afterSplit.card_ids, { train: sideIds('train'), test: sideIds('test') });
   });
 
   it('load the SFT and DPO exports as conversational datasets', async () => {
@@ -127,6 +143,10 @@ describe('datasets load in the tools training teams use', () => {
       }
       assert.equal(error, undefined);
       assert.equal(small, 0, `${config}: exact even when the loader infers types one small batch at a time`);
+    }
+    for (const [split, seen] of Object.entries(report.configs.default!)) {
+      assert.ok(seen.rows > 0 && seen.rows === seen.expected_rows, `default/${split}: every record`);
+      assert.equal(seen.mismatches, 0, `default/${split}: every record loads exactly as written (declared as Json, not padded): ${JSON.stringify(seen.first_mismatch)?.slice(0, 400)}`);
     }
     assert.deepEqual(report.first_arguments_types, ['dict'], 'arguments reach a chat template as objects');
     assert.deepEqual(report.first_parameters_types, ['dict']);
