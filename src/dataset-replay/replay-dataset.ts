@@ -11,7 +11,7 @@ import { MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
 import { lineProblem, readLines } from '../records/jsonl.js';
 import { createReadStream } from 'node:fs';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
-import { DATA_DIRECTORY, EPISODES_FILE, recordFiles } from '../records/record-files.js';
+import { isRecordFilePath, recordFiles } from '../records/record-files.js';
 import { ReplayPool, threadsFor } from './replay-pool.js';
 
 export interface ReplayFailure {
@@ -67,9 +67,9 @@ async function manifestCheck(dir: string, files: readonly string[]): Promise<{ m
     if (read === undefined) return { manifestProblems: [], noManifest: true };
     const listed = new Set(read.manifest.files.map((file) => file.path));
     const unlisted = files.filter((file) => !listed.has(file)).map((file) => `${file} is not in the manifest`);
-    // A record file the manifest lists and the layout lacks is refused before this (recordFiles); one it lists at another count is missing here.
-    const expected = new Set([...files, ...read.manifest.files.map((file) => file.path).filter((path) => path === EPISODES_FILE || path.startsWith(`${DATA_DIRECTORY}/`) && path.endsWith('.jsonl'))]);
-    const differences = await compareWithManifest(dir, read.manifest, expected);
+    // The record files the manifest lists are compared too: one the layout has under another name (another count) is missing.
+    const recorded = read.manifest.files.map((file) => file.path).filter((path) => isRecordFilePath(path) && path.endsWith('.jsonl'));
+    const differences = await compareWithManifest(dir, read.manifest, new Set([...files, ...recorded]));
     return { manifestProblems: [...unlisted, ...differences.map((difference) => `${difference.path}: ${difference.reason}`)], noManifest: false };
   } catch (error) {
     const problems = error instanceof FactoryError && error.problems.length > 0 ? error.problems.map((problem) => `${problem.where}: ${problem.reason}`) : [errorMessage(error)];
@@ -121,6 +121,11 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   // Where each record_id was first seen: its file's index and line, in one number.
   const firstSeen = new Map<string, number>();
   const LINES_PER_FILE = 2 ** 32;
+  /** An earlier line, named as "line N" in the same file and "file:N" in another. */
+  const placeOf = (seen: number, file: number) => {
+    const [seenFile, seenLine] = [Math.floor(seen / LINES_PER_FILE), seen % LINES_PER_FILE];
+    return seenFile === file ? `line ${seenLine}` : `${files[seenFile]}:${seenLine}`;
+  };
   const pool = new ReplayPool<Item>({ workers: threadsFor(options.workers, total), mode: 'replay', ...(options.lane === undefined ? {} : { lane: options.lane }) }, (item, found) => {
     const lineWhere = `${files[item.file]}:${item.line}`;
     if (found === undefined || 'corrupt' in found) {
@@ -133,10 +138,9 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     // Verdicts arrive in file order, so the first line with an id is the one kept; a later one fails whatever its replay found.
     const seenAt = recordId === undefined ? undefined : firstSeen.get(recordId);
     if (recordId !== undefined && seenAt === undefined) firstSeen.set(recordId, item.file * LINES_PER_FILE + item.line);
-    const earlier = seenAt === undefined ? '' : Math.floor(seenAt / LINES_PER_FILE) === item.file ? `line ${seenAt % LINES_PER_FILE}` : `${files[Math.floor(seenAt / LINES_PER_FILE)]}:${seenAt % LINES_PER_FILE}`;
     const problems =
       seenAt !== undefined
-        ? [`line ${item.line} repeats the record_id of ${earlier}`]
+        ? [`line ${item.line} repeats the record_id of ${placeOf(seenAt, item.file)}`]
         : verdict.ok
           ? undefined
           : 'laneError' in verdict
