@@ -6,10 +6,11 @@
 // size a test can afford, that each command streams.
 
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
+import { layOutJsonl } from '../../src/records/record-files.js';
 import { sealDataset } from '../fixtures/sealed-dataset.js';
 import { CLI, REPO_ROOT, runWithin, temporaryDirectory } from '../helpers.js';
 
@@ -96,6 +97,21 @@ describe(`dataset commands in a ${HEAP_MB} MB heap`, () => {
     assert.equal(replay.status, 1, replay.stderr);
     assert.equal(replayed.records, records);
     assert.equal(replayed.verified, records / COPIES);
+  });
+
+  it('reads it cut into data/ files as it reads one file', async () => {
+    const cut = join(work, 'cut');
+    cpSync(dir, cut, { recursive: true });
+    rmSync(join(cut, 'manifest.json'));
+    const files = layOutJsonl(cut, 8 * 1024 * 1024);
+    assert.ok(files.length >= 8, `${files.length} files`);
+    await sealDataset(cut);
+    const stats = await bounded('stats', cut, '--json');
+    assert.equal(stats.status, 0, stats.stderr);
+    assert.equal((JSON.parse(stats.stdout) as { records: number }).records, records);
+    const audit = await bounded('audit', cut, '--sample', '0', '--json');
+    assert.equal(audit.status, 0, audit.stdout + audit.stderr);
+    assert.equal((JSON.parse(audit.stdout) as { records: number }).records, records);
   });
 
   it('split and card write into it', async () => {
