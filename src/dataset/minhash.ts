@@ -263,10 +263,18 @@ export class LshIndex {
     }
   }
 
-  candidates(signature: Uint32Array): number[] {
+  /**
+   * The items that share a bucket with `signature`, ascending. With `perBucket`,
+   * only the most recently added that many of each bucket: a bucket that
+   * thousands of similar items share would otherwise make every search
+   * compare with all of them, and a dedup of a dataset of similar episodes
+   * quadratic in its size.
+   */
+  candidates(signature: Uint32Array, perBucket = Number.POSITIVE_INFINITY): number[] {
     const found = new Set<number>();
     for (const key of this.bucketKeys(signature)) {
-      for (let entry = this.heads[this.slotOf(key)]!; entry !== -1; entry = this.next[entry]!) found.add(this.items[entry]!);
+      let taken = 0;
+      for (let entry = this.heads[this.slotOf(key)]!; entry !== -1 && taken < perBucket; entry = this.next[entry]!, taken++) found.add(this.items[entry]!);
     }
     return [...found].sort((left, right) => left - right);
   }

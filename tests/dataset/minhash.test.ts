@@ -122,6 +122,16 @@ describe('LSH banding', () => {
     assert.throws(() => index.candidates(new Uint32Array(10)), RangeError);
   });
 
+  it('gives, with a limit per bucket, only the most recently added items of each bucket', () => {
+    const hasher = new MinHasher();
+    const signature = hasher.signature(setOf(0, 200));
+    const index = new LshIndex(bandingFor(0.9));
+    // Ten items with the same signature share every bucket.
+    for (let item = 0; item < 10; item++) index.add(item, signature);
+    assert.deepEqual(index.candidates(signature), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(index.candidates(signature, 3), [7, 8, 9]);
+  });
+
   it('finds every pair of real records at or above the threshold that a brute-force comparison finds', async () => {
     const hasher = new MinHasher();
     for (const lane of ['tool-world-v1', 'tool-world-faults-v1']) {
