@@ -13,9 +13,10 @@
 // `export dpo` makes its grouping pass and reads none back (a group is read
 // back one at a time, which does not grow with the dataset either).
 
-import { cpSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadLane } from '../src/lanes/lane-loader.js';
+import { recordBytes } from '../src/records/record-files.js';
 import { type PeakRun, runPeakRss } from './peak-rss-child.js';
 
 const REPO = new URL('../', import.meta.url).pathname;
@@ -32,7 +33,7 @@ export interface ScaleRun {
 export interface ScaleFigures {
   lane: string;
   episodes: { small: number; big: number };
-  /** The size of the big dataset's episodes.jsonl. */
+  /** The bytes of the big dataset's JSONL records (episodes.jsonl, or its data/ files). */
   big_jsonl_bytes: number;
   generate: { small: PeakRun; big: PeakRun; workers: number };
   commands: ScaleRun[];
@@ -49,10 +50,12 @@ const COMMANDS: { name: string; args: (dir: string, out: string) => string[] }[]
   { name: 'export sft', args: (dir, out) => ['export', 'sft', dir, '--out', join(out, 'sft.jsonl'), '--json'] },
   { name: 'export dpo', args: (dir, out) => ['export', 'dpo', dir, '--out', join(out, 'dpo.jsonl'), '--json'] },
   { name: 'report', args: (dir, out) => ['report', dir, '--out', join(out, 'report.html'), '--json'] },
-  // These two write into the dataset: run last, on the copy they may change.
+  // These two write into the dataset: run last.
   { name: 'split', args: (dir) => ['split', dir, '--test', '0.1', '--json'] },
   { name: 'card', args: (dir) => ['card', dir, '--license', 'mit', '--json'] },
 ];
+
+const figure = (run: PeakRun) => `${Math.round(run.max_rss_bytes / 1e6)} MB, ${run.wall_seconds.toFixed(1)} s`;
 
 async function runOn(dir: string, out: string, log: (message: string) => void, label: string): Promise<Map<string, PeakRun>> {
   const runs = new Map<string, PeakRun>();
@@ -61,6 +64,8 @@ async function runOn(dir: string, out: string, log: (message: string) => void, l
     const run = await runPeakRss(command.args(dir, out));
     // replay, audit and export dpo may exit 1 for what they find; anything else is the bench's failure.
     if (run.status !== 0 && run.status !== 1) throw new Error(`${command.name} on ${dir} exited ${run.status}`);
+    // Each figure as it is measured: a run of an hour that fails late still says what it found.
+    log(`scale: ${command.name} on ${label}: ${figure(run)}`);
     runs.set(command.name, run);
   }
   return runs;
@@ -85,15 +90,16 @@ export async function measureScale(scratch: string, bigEpisodes: number, workers
     generated[size] = await runPeakRss(['generate', SCALE_LANE, '--seeds', `0..${seeds - 1}`, '--workers', String(workers), '--out', dir, '--json', '--quiet']);
     if (generated[size]!.status !== 0) throw new Error(`generate exited ${generated[size]!.status}`);
     sizes[size] = seeds * perSeed;
-    if (size === 'big') bigBytes = statSync(join(dir, 'episodes.jsonl')).size;
+    log(`scale: generate ${sizes[size]} episodes: ${figure(generated[size]!)}`);
+    // One episodes.jsonl, or data/ files past the size bound (250,000 records are about ten).
+    if (size === 'big') bigBytes = recordBytes(dir);
     if (size === 'small') {
       log(`scale: replay on 1 thread, then on ${workers} ...`);
       replayThreads = { one: await runPeakRss(['replay', dir, '--json', '--workers', '1']), many: await runPeakRss(['replay', dir, '--json', '--workers', String(workers)]), workers };
+      log(`scale: replay on 1 thread ${figure(replayThreads.one)}, on ${workers} ${figure(replayThreads.many)}`);
     }
-    const copy = join(root, `${size}-copy`);
-    cpSync(dir, copy, { recursive: true });
-    measured[size] = await runOn(copy, join(root, `${size}-out`), log, `${sizes[size]} records`);
-    rmSync(copy, { recursive: true, force: true });
+    // split and card, which write into the dataset, run last on it: the dataset is removed after.
+    measured[size] = await runOn(dir, join(root, `${size}-out`), log, `${sizes[size]} records`);
     rmSync(join(root, `${size}-out`), { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   }
@@ -124,7 +130,7 @@ export function scaleRows(figures: ScaleFigures): [string, string, string, strin
   };
   row(`generate (${figures.generate.workers} workers)`, figures.generate, false);
   for (const run of figures.commands) row(run.command, run, true);
-  rows.push([`  the big episodes.jsonl`, `${(figures.big_jsonl_bytes / 1e9).toFixed(2)} GB`, '', '']);
+  rows.push([`  the big dataset's JSONL records`, `${(figures.big_jsonl_bytes / 1e9).toFixed(2)} GB`, '', '']);
   const threads = figures.replay_threads;
   const speedup = threads.one.wall_seconds / threads.many.wall_seconds;
   rows.push([
