@@ -4,7 +4,7 @@
 
 import type { FromWorker, ToWorker, WorkerSetup } from './generation-worker.js';
 import { GENERATION_ENTRY } from './worker-build.js';
-import { startThread } from './worker-thread.js';
+import { closeThread, startThread } from './worker-thread.js';
 import type { EpisodeOutcome } from './part-production.js';
 import type { PartSummary } from './run-parts.js';
 
@@ -18,7 +18,6 @@ export function startWorker(setup: WorkerSetup): GenerationWorker {
   const worker = startThread(GENERATION_ENTRY, setup);
   let current: { resolve: (part: PartSummary | undefined) => void; reject: (error: Error) => void; onEpisode: (outcome: EpisodeOutcome) => void } | undefined;
   let failure: Error | undefined;
-  let closed: (() => void) | undefined;
   const fail = (error: Error) => {
     failure ??= error;
     current?.reject(error);
@@ -30,8 +29,7 @@ export function startWorker(setup: WorkerSetup): GenerationWorker {
       const settle = current;
       current = undefined;
       settle?.resolve(message.part ?? undefined);
-    } else if (message.type === 'closed') closed?.();
-    else fail(new Error(`a generation worker failed: ${message.message}`));
+    } else if (message.type !== 'closed') fail(new Error(`a generation worker failed: ${message.message}`));
   });
   worker.on('error', (error) => fail(new Error(`a generation worker crashed: ${error.message}`)));
   worker.on('exit', (code) => fail(new Error(`a generation worker exited (code ${code}) in the middle of a part`)));
@@ -49,14 +47,7 @@ export function startWorker(setup: WorkerSetup): GenerationWorker {
     async terminate() {
       current = undefined;
       // A kept server child and its directory are the thread's to clean up; a thread that does not answer in time is ended anyway.
-      if (!failure) {
-        await new Promise<void>((resolve) => {
-          closed = resolve;
-          setTimeout(resolve, 5_000).unref();
-          worker.postMessage({ type: 'close' } satisfies ToWorker);
-        });
-      }
-      await worker.terminate();
+      await closeThread(worker, !failure);
     },
   };
 }

@@ -5,7 +5,7 @@
 // jobs in flight end. A thread that crashes fails every job it holds and every
 // job still queued.
 
-import { startThread } from '../generation/worker-thread.js';
+import { closeThread, startThread } from '../generation/worker-thread.js';
 import { rethrown } from '../generation/soundness-worker.js';
 import type { Task } from '../lanes/lane.js';
 import type { Attempt, Prepared, TrialSettings } from './candidate-trial.js';
@@ -34,16 +34,16 @@ export function startSynthesisPool(settings: TrialSettings, threads: number): Ca
   let crashed: Error | undefined;
   const workers = Array.from({ length: threads }, () => {
     const thread = startThread(SYNTHESIS_ENTRY, { role: SYNTHESIS_WORKER_ROLE, settings });
-    const state: { current?: Queued; closed?: () => void } = {};
+    const state: { current?: Queued } = {};
     const crash = (error: Error) => {
       crashed ??= error;
       state.current?.reject(error);
       state.current = undefined;
       for (const waiting of queue.splice(0)) waiting.reject(error);
-      state.closed?.();
     };
     thread.on('message', (message: FromSynthesisWorker) => {
-      if (message.type === 'closed') return void state.closed?.();
+      // closeThread waits for this answer to a close itself.
+      if (message.type === 'closed') return;
       const settled = state.current;
       state.current = undefined;
       if (message.type === 'done') settled?.resolve(message.result);
@@ -81,19 +81,9 @@ export function startSynthesisPool(settings: TrialSettings, threads: number): Ca
       // A job in flight is let finish (its world's directory and children are its own to clean up); then each thread ends its kept children.
       await Promise.all(
         workers.map(async (worker) => {
-          if (!crashed) {
-            await new Promise<void>((resolve) => {
-              const close = () => {
-                worker.state.closed = resolve;
-                setTimeout(resolve, 5_000).unref();
-                worker.thread.postMessage({ type: 'close' } satisfies ToSynthesisWorker);
-              };
-              if (!worker.state.current) return close();
-              const running = worker.state.current;
-              worker.state.current = { ...running, resolve: () => close(), reject: () => close() };
-            });
-          }
-          await worker.thread.terminate();
+          const running = worker.state.current;
+          if (!crashed && running) await new Promise<void>((resolve) => (worker.state.current = { ...running, resolve: () => resolve(), reject: () => resolve() }));
+          await closeThread(worker.thread, !crashed);
         }),
       );
     },
