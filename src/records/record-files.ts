@@ -5,7 +5,8 @@
 // holding a run of records in order. Every reader asks here for the files
 // and gets them in record order, whatever the layout; a layout with a file
 // missing, a stray file or two disagreeing counts is refused by name, never
-// read as a shorter dataset.
+// read as a shorter dataset. A side of `split` past the bound is named the
+// same way under splits/ (splits/test-00000-of-00002.jsonl).
 
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join, posix } from 'node:path';
@@ -27,10 +28,15 @@ const SINGLE_FILES: Record<RecordFormat, string> = { jsonl: EPISODES_FILE, arrow
 /** The JSONL files of the data/ layout as a loader's glob (a card's data_files, DuckDB's read_json). */
 export const DATA_FILES_GLOB = `${DATA_DIRECTORY}/${DATA_SPLIT}-*.jsonl`;
 
+/** `<directory>/<split>-00001-of-00004.<extension>`: file `index` of `count`, as the Hub numbers a split's files. */
+function numberedName(directory: string, split: string, index: number, count: number, extension: string): string {
+  const digits = (value: number) => String(value).padStart(5, '0');
+  return posix.join(directory, `${split}-${digits(index)}-of-${digits(count)}.${extension}`);
+}
+
 /** The path (relative to the dataset directory) of file `index` of `count` in `format`: data/train-00001-of-00004.parquet. */
 export function dataFileName(index: number, count: number, format: RecordFormat): string {
-  const digits = (value: number) => String(value).padStart(5, '0');
-  return posix.join(DATA_DIRECTORY, `${DATA_SPLIT}-${digits(index)}-of-${digits(count)}.${format}`);
+  return numberedName(DATA_DIRECTORY, DATA_SPLIT, index, count, format);
 }
 
 const DATA_FILE_PATTERN = /^train-(\d{5})-of-(\d{5})\.(jsonl|arrow|parquet)$/;
@@ -111,11 +117,6 @@ export function recordFiles(dir: string): RecordFiles {
 /** The bytes of a dataset's JSONL records, over every file. */
 export function recordBytes(dir: string, files: readonly string[] = recordFiles(dir).jsonl): number {
   return files.reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
-}
-
-/** Every record file of a layout, JSONL first: what a manifest lists and what a publish moves. */
-export function allRecordFiles(files: RecordFiles): string[] {
-  return [...files.jsonl, ...files.arrow, ...files.parquet];
 }
 
 /**
@@ -276,8 +277,7 @@ export const SPLITS_DIRECTORY = 'splits';
 
 /** The path of file `index` of `count` of a split's records: splits/test-00000-of-00002.jsonl. */
 export function splitFileName(split: string, index: number, count: number): string {
-  const digits = (value: number) => String(value).padStart(5, '0');
-  return posix.join(SPLITS_DIRECTORY, `${split}-${digits(index)}-of-${digits(count)}.jsonl`);
+  return numberedName(SPLITS_DIRECTORY, split, index, count, 'jsonl');
 }
 
 /** The loader's glob for a split's files (what split.json and the card's configs name): splits/train-*.jsonl. */
