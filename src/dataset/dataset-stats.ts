@@ -5,7 +5,7 @@
 // in sorted key order so the JSON and the text are the same bytes for the
 // same records.
 
-import { sha256Hex } from '../core/hashing.js';
+import { DistinctCount, FingerprintTable, StringArena } from '../core/fingerprint-table.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { type Dataset, type DatasetProblem, type PassOptions, scanDataset } from './dataset-reader.js';
 import { trajectoryHash } from './trajectory.js';
@@ -158,11 +158,13 @@ export class StatsAccumulator {
   private simulatedUser = 0;
   private episodesWithSimulatedUser = 0;
   private readonly byUserSimulator = new CountTally();
-  private readonly firstWithHash = new Map<string, string>();
+  /** Each trajectory's fingerprint with the first record that had it (its id kept in `firstIds`): 24 bytes and the id's a distinct trajectory. */
+  private readonly firstWithHash = new FingerprintTable();
+  private readonly firstIds = new StringArena();
   private duplicates = 0;
   private readonly duplicateExamples: DuplicateExample[] = [];
-  /** Per task, sets of short hashes, so a large dataset holds no message text. */
-  private readonly wordings = new Map<string, { records: number; messages: Set<string>; phrasings: Set<string>; trajectories: Set<string> }>();
+  /** Per task, distinct counts by fingerprint, so a large dataset holds no message text and a few bytes a record. */
+  private readonly wordings = new Map<string, { records: number; messages: DistinctCount; phrasings: Set<string>; trajectories: FingerprintTable }>();
 
   add(record: EpisodeRecord): void {
     this.records++;
@@ -238,22 +240,22 @@ export class StatsAccumulator {
   private addTrajectory(record: EpisodeRecord): void {
     const hash = trajectoryHash(record);
     this.addWording(record, hash);
-    const first = this.firstWithHash.get(hash);
+    const first = this.firstWithHash.getOrAdd(hash, this.firstWithHash.size);
     if (first === undefined) {
-      this.firstWithHash.set(hash, record.record_id);
+      this.firstIds.add(record.record_id);
       return;
     }
     this.duplicates++;
-    if (this.duplicateExamples.length < MAX_DUPLICATE_EXAMPLES) this.duplicateExamples.push({ record_id: record.record_id, duplicate_of: first });
+    if (this.duplicateExamples.length < MAX_DUPLICATE_EXAMPLES) this.duplicateExamples.push({ record_id: record.record_id, duplicate_of: this.firstIds.get(first) });
   }
 
   private addWording(record: EpisodeRecord, trajectory: string): void {
-    const wording = this.wordings.get(record.task.id) ?? { records: 0, messages: new Set(), phrasings: new Set(), trajectories: new Set() };
+    const wording = this.wordings.get(record.task.id) ?? { records: 0, messages: new DistinctCount(), phrasings: new Set(), trajectories: new FingerprintTable() };
     wording.records++;
-    wording.messages.add(sha256Hex(firstUserMessage(record) ?? '').slice(0, 24));
+    wording.messages.add(firstUserMessage(record) ?? '');
     const { lane, phrasing } = record.provenance.lineage;
     wording.phrasings.add(`${lane}\u0000${phrasing ?? ''}`);
-    wording.trajectories.add(trajectory);
+    wording.trajectories.getOrAdd(trajectory, 0);
     this.wordings.set(record.task.id, wording);
   }
 

@@ -1,0 +1,34 @@
+// Distinct values counted by 64-bit fingerprint in typed arrays, and strings
+// kept in one buffer: what lets stats, card and report count distinct
+// trajectories and wordings over millions of records in a few bytes each.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DistinctCount, FingerprintTable, StringArena } from '../../src/core/fingerprint-table.js';
+import { sha256Hex } from '../../src/core/hashing.js';
+
+describe('fingerprint table', () => {
+  it('gives back the value a fingerprint was first added with, across growth', () => {
+    const table = new FingerprintTable();
+    const hashes = Array.from({ length: 5000 }, (_, index) => sha256Hex(`value ${index}`));
+    hashes.forEach((hash, index) => assert.equal(table.getOrAdd(hash, index), undefined, `new: ${index}`));
+    assert.equal(table.size, 5000);
+    hashes.forEach((hash, index) => assert.equal(table.getOrAdd(hash, -1), index, `known: ${index}`));
+    assert.equal(table.size, 5000, 'nothing added twice');
+  });
+
+  it('counts distinct texts', () => {
+    const count = new DistinctCount();
+    for (const text of ['a', 'b', 'a', '', 'c', '', 'b']) count.add(text);
+    assert.equal(count.size, 4);
+  });
+
+  it('keeps strings, any characters, and finds each by its number', () => {
+    const arena = new StringArena();
+    const texts = Array.from({ length: 3000 }, (_, index) => `record-${index}-${'é✓'.repeat(index % 7)}`);
+    const numbers = texts.map((text) => arena.add(text));
+    assert.deepEqual(numbers, texts.map((_, index) => index));
+    texts.forEach((text, index) => assert.equal(arena.get(index), text));
+    assert.equal(arena.get(arena.add('')), '');
+  });
+});
