@@ -93,14 +93,18 @@ export function stageTraceArchives(staging: string, parts: readonly PartSummary[
   rmSync(directory, { recursive: true, force: true });
   mkdirSync(directory, { recursive: true });
   const files: string[] = [];
-  const index: string[] = [];
-  for (const part of parts) {
-    const archive = traceArchivePath(partName(part.start, part.end));
-    linkOrCopy(partTraceFile(staging, part), join(staging, archive));
-    files.push(archive);
-    for (let planIndex = part.start; planIndex < part.end; planIndex++) index.push(traceIndexLine({ record_id: recordId(planIndex), trace: archive }) + '\n');
+  // Written a part at a time: the index of a run of millions of episodes is never held whole.
+  function* indexChunks(): Generator<string> {
+    for (const part of parts) {
+      const archive = traceArchivePath(partName(part.start, part.end));
+      linkOrCopy(partTraceFile(staging, part), join(staging, archive));
+      files.push(archive);
+      const lines: string[] = [];
+      for (let planIndex = part.start; planIndex < part.end; planIndex++) lines.push(traceIndexLine({ record_id: recordId(planIndex), trace: archive }) + '\n');
+      yield lines.join('');
+    }
   }
-  writeFileAtomically(join(staging, TRACE_INDEX_FILE), index);
+  writeFileAtomically(join(staging, TRACE_INDEX_FILE), indexChunks());
   return [...files, TRACE_INDEX_FILE];
 }
 

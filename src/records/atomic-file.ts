@@ -19,7 +19,8 @@ export function moveIntoPlace(temporary: string, path: string): void {
   syncDirectory(dirname(path));
 }
 
-export function writeFileAtomically(path: string, chunks: readonly (string | Uint8Array)[] | string): void {
+/** Writes `chunks` (any iterable: a generator keeps a big file out of memory) to a temporary file, flushed, then moved into place. */
+export function writeFileAtomically(path: string, chunks: Iterable<string | Uint8Array> | string): void {
   const temporary = temporaryPathFor(path);
   const fd = openSync(temporary, 'w');
   try {
