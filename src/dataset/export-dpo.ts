@@ -7,6 +7,9 @@
 // group is read back from the file when its pairs are made.
 
 import { canonicalJson } from '../core/canonical-json.js';
+import { FingerprintTable } from '../core/fingerprint-table.js';
+import { sha256Hex } from '../core/hashing.js';
+import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord, RecordMessage } from '../records/episode-record.js';
 import { type ArgumentsForm, textArguments, toChatMessages, toChatTools, type ChatMessage, type ChatTool } from '../records/chat-format.js';
 import { FactoryError } from '../core/errors.js';
@@ -91,6 +94,60 @@ export function continuationEnd(messages: readonly RecordMessage[], from: number
   return messages.length;
 }
 
+/**
+ * The (task, seed) groups of the first pass, in typed arrays: each group
+ * known by a fingerprint of its key, with its counts of completed and failed
+ * records and a chain of its records' slots in file order. About 60 bytes a
+ * record; a Map of key strings to arrays of slots was about ten times that.
+ */
+class RecordGroups {
+  private readonly index = new FingerprintTable();
+  private completed = new Int32Array(1024);
+  private failed = new Int32Array(1024);
+  private first = new Int32Array(1024);
+  private last = new Int32Array(1024);
+  /** Per record slot: the next slot of its group, or -1. */
+  private next = new Int32Array(1024);
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** The group of a key (a new one gets the next number). */
+  groupOf(key: string): number {
+    const group = this.index.getOrAdd(sha256Hex(key), this.index.size);
+    if (group !== undefined) return group;
+    const added = this.index.size - 1;
+    if (added === this.completed.length) {
+      this.completed = doubled(this.completed);
+      this.failed = doubled(this.failed);
+      this.first = doubled(this.first);
+      this.last = doubled(this.last);
+    }
+    this.first[added] = -1;
+    return added;
+  }
+
+  add(key: string, slot: number, completed: boolean): void {
+    const group = this.groupOf(key);
+    while (slot >= this.next.length) this.next = doubled(this.next);
+    this.next[slot] = -1;
+    if (this.first[group] === -1) this.first[group] = slot;
+    else this.next[this.last[group]!] = slot;
+    this.last[group] = slot;
+    if (completed) this.completed[group]!++;
+    else this.failed[group]!++;
+  }
+
+  counts(group: number): { completed: number; failed: number } {
+    return { completed: this.completed[group]!, failed: this.failed[group]! };
+  }
+
+  *slots(group: number): Generator<number> {
+    for (let slot = this.first[group]!; slot !== -1; slot = this.next[slot]!) yield slot;
+  }
+}
+
 export async function exportDpo(dir: string, out: string, options: ExportOptions = {}): Promise<DpoSummary> {
   const form = options.arguments ?? 'string';
   const source = options.file ?? EPISODES_FILE;
@@ -98,17 +155,10 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
   // second reads a group's records back by place, one group at a time, in the order the groups first appear.
   const places = new RecordPlaces();
   // A group with no completed record, or no failed one, makes no pair: it is counted without being read again.
-  const groups = new Map<string, { slots: number[]; completed: number; failed: number }>();
+  const groups = new RecordGroups();
   const progress = options.onProgress ? { onProgress: options.onProgress } : {};
   options.onStage?.('grouping');
-  const records = await passOverDataset(dir, 'exported', (row) => {
-    const key = groupKey(row.record);
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = { slots: [], completed: 0, failed: 0 }));
-    group.slots.push(places.add(row));
-    if (row.record.result.task_completed) group.completed++;
-    else group.failed++;
-  }, { file: source, ...progress });
+  const records = await passOverDataset(dir, 'exported', (row) => groups.add(groupKey(row.record), places.add(row), row.record.result.task_completed), { file: source, ...progress });
   const byVariant: Record<string, number> = {};
   let pairs = 0;
   let unpaired = 0;
@@ -117,16 +167,18 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
   let done = 0;
   options.onStage?.('pairing');
   await writeRowsAtomically<DpoRow>(out, (append) => {
-    for (const [key, group] of groups) {
-      done += group.slots.length;
-      if (options.onProgress && done % 1000 < group.slots.length) options.onProgress({ records: done, bytes: done, totalBytes: records });
-      if (group.completed === 0 || group.failed === 0) {
-        unpaired += group.slots.length;
+    for (let group = 0; group < groups.size; group++) {
+      const counts = groups.counts(group);
+      const size = counts.completed + counts.failed;
+      done += size;
+      if (options.onProgress && done % 1000 < size) options.onProgress({ records: done, bytes: done, totalBytes: records });
+      if (counts.completed === 0 || counts.failed === 0) {
+        unpaired += size;
         continue;
       }
-      const members = group.slots.map((slot) => {
+      const members = [...groups.slots(group)].map((slot) => {
         const row = readRowAt(dir, places.get(slot));
-        if (groupKey(row.record) !== key) throw new FactoryError('dataset_corrupt', `${dir}/${row.file}:${row.line} is no longer the record the first pass read: the file changed during the export`, { fix: 'export again from a dataset no other process is writing' });
+        if (groups.groupOf(groupKey(row.record)) !== group) throw new FactoryError('dataset_corrupt', `${dir}/${row.file}:${row.line} is no longer the record the first pass read: the file changed during the export`, { fix: 'export again from a dataset no other process is writing' });
         return row.record;
       });
       const completed = members.filter((record) => record.result.task_completed).sort(preference);
