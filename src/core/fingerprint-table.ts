@@ -5,6 +5,7 @@
 // hash strings spent about 150 bytes a record; this spends 24 at most.
 
 import { sha256Hex } from './hashing.js';
+import { doubled } from './typed-arrays.js';
 
 /** 64-bit fingerprints, each with a 32-bit value. */
 export class FingerprintTable {
@@ -87,16 +88,8 @@ export class StringArena {
   /** Keeps `text`; returns its number. */
   add(text: string): number {
     const encoded = this.encoder.encode(text);
-    while (this.used + encoded.length > this.bytes.length) {
-      const larger = new Uint8Array(this.bytes.length * 2);
-      larger.set(this.bytes);
-      this.bytes = larger;
-    }
-    if (this.count === this.ends.length) {
-      const larger = new Int32Array(this.ends.length * 2);
-      larger.set(this.ends);
-      this.ends = larger;
-    }
+    while (this.used + encoded.length > this.bytes.length) this.bytes = doubled(this.bytes);
+    if (this.count === this.ends.length) this.ends = doubled(this.ends);
     this.bytes.set(encoded, this.used);
     this.used += encoded.length;
     this.ends[this.count] = this.used;

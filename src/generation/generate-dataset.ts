@@ -14,7 +14,7 @@ import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
 import { COLUMNAR_FORMATS } from '../records/columnar-names.js';
-import { DEFAULT_MAX_FILE_BYTES, nameRecordFiles, stagedRecordFile, writeRecordFiles } from '../records/record-files.js';
+import { DEFAULT_MAX_FILE_BYTES, nameRecordFiles, stagedCopies, stagedRecordFile, writeRecordFiles } from '../records/record-files.js';
 import {
   claimDatasetDirectory,
   completePublish,
@@ -221,10 +221,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   // Arrow and Parquet are written from the parts as they are sealed, in plan order (a run
   // killed while publishing has them complete already, and finishes that instead).
   // Records past maxFileBytes are cut into several files (data/train-NNNNN-of-NNNNN.*), the columns where the JSONL is cut.
-  const columnOutputsFor = (file: number) => ({
-    ...(formats.has('arrow') ? { arrow: stagedRecordFile(staging, file, 'arrow') } : {}),
-    ...(formats.has('parquet') ? { parquet: stagedRecordFile(staging, file, 'parquet') } : {}),
-  });
+  const columnOutputsFor = (file: number) => stagedCopies(staging, file, (format) => formats.has(format));
   const columns = columnar && !publishPending(staging) ? new (await import('./part-columns.js')).ColumnarPartWriter(staging, slice.start, slice.end, columnOutputsFor, maxFileBytes) : undefined;
   for (const part of kept) columns?.add(part);
   const runId = `run-${randomUUID()}`;

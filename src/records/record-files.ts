@@ -157,6 +157,14 @@ export function stagedRecordFile(staging: string, index: number, format: RecordF
   return join(staging, `records-${String(index).padStart(5, '0')}.${format}`);
 }
 
+/** The staged Arrow and Parquet copies of record file `index`, for the formats `wanted` (what writeColumnar takes). */
+export function stagedCopies(staging: string, index: number, wanted: (format: 'arrow' | 'parquet') => boolean): { arrow?: string; parquet?: string } {
+  return {
+    ...(wanted('arrow') ? { arrow: stagedRecordFile(staging, index, 'arrow') } : {}),
+    ...(wanted('parquet') ? { parquet: stagedRecordFile(staging, index, 'parquet') } : {}),
+  };
+}
+
 /**
  * Copies JSONL files' lines, in order, into record files cut by FileCutter
  * (file `n` at `pathFor(n)`), each flushed to disk, reading a megabyte at a

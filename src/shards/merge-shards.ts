@@ -17,7 +17,7 @@ import { FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import { rebatch } from '../records/arrow-concatenation.js';
 import { ARROW_FILE } from '../records/columnar-names.js';
-import { DEFAULT_MAX_FILE_BYTES, nameRecordFiles, RECORD_FORMATS, recordFiles, stagedRecordFile, writeRecordFiles } from '../records/record-files.js';
+import { DEFAULT_MAX_FILE_BYTES, nameRecordFiles, RECORD_FORMATS, recordFiles, stagedCopies, stagedRecordFile, writeRecordFiles } from '../records/record-files.js';
 import { arrowFileBatches, BATCH_ROWS, writeColumnar, writeColumnarBatches } from '../records/columnar-files.js';
 import type { Manifest } from '../records/manifest.js';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
@@ -151,10 +151,7 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   concatenateFiles(shards.map((shard) => join(shard.dir, TRACE_INDEX_FILE)), join(staging, TRACE_INDEX_FILE));
   traces.push(TRACE_INDEX_FILE);
   const formats = (first.manifest.run.formats as string[] | undefined) ?? ['jsonl', 'arrow', 'parquet'];
-  const columnOutputs = (file: number) => ({
-    ...(formats.includes('arrow') ? { arrow: stagedRecordFile(staging, file, 'arrow') } : {}),
-    ...(formats.includes('parquet') ? { parquet: stagedRecordFile(staging, file, 'parquet') } : {}),
-  });
+  const columnOutputs = (file: number) => stagedCopies(staging, file, (format) => formats.includes(format));
   if (fileRows.length === 1 && shards.every((shard) => shard.manifest.files.some((file) => file.path === ARROW_FILE))) {
     // Each shard's Arrow copy (its bytes checked against its manifest above) is cut into the whole run's
     // 1,000-row batches, without parsing its JSON again: the same bytes a single run writes.
