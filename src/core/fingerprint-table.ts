@@ -20,6 +20,12 @@ export class FingerprintTable {
     return this.count;
   }
 
+  /** The value of `hex`'s fingerprint, or undefined when it has none. */
+  get(hex: string): number | undefined {
+    const slot = this.slotOf(Number.parseInt(hex.slice(0, 8), 16) >>> 0, Number.parseInt(hex.slice(8, 16), 16) >>> 0);
+    return this.used[slot] === 1 ? this.values[slot]! : undefined;
+  }
+
   /** The value of `hex`'s fingerprint (a sha256 in hex, or any hex of 16 digits or more); when it is new, it is added with `value` and undefined comes back. */
   getOrAdd(hex: string, value: number): number | undefined {
     const high = Number.parseInt(hex.slice(0, 8), 16) >>> 0;

@@ -11,3 +11,27 @@ export function doubled<T extends TypedArray>(array: T): T {
   larger.set(array);
   return larger;
 }
+
+/** Whole numbers (32-bit) appended one at a time: 4 bytes each, where a JavaScript array of numbers spends 8 and more. */
+export class Int32List {
+  private values = new Int32Array(16);
+  private count = 0;
+
+  get length(): number {
+    return this.count;
+  }
+
+  push(value: number): void {
+    if (this.count === this.values.length) this.values = doubled(this.values);
+    this.values[this.count++] = value;
+  }
+
+  get(index: number): number {
+    return this.values[index]!;
+  }
+
+  /** The first `count` numbers (all of them when there are fewer), as an array. */
+  first(count: number): number[] {
+    return Array.from(this.values.subarray(0, Math.min(count, this.count)));
+  }
+}

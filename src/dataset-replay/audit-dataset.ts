@@ -63,7 +63,7 @@ async function readParent(dir: string): Promise<ParentDataset> {
   } catch (error) {
     problems.push(errorMessage(error));
   }
-  const ids = new RecordIdIndex();
+  const ids = new RecordIdIndex(dir);
   const pass = await scanDataset(dir, () => undefined, { ids });
   for (const problem of pass.problems) problems.push(formatProblem(problem));
   if (pass.problemCount > pass.problems.length) problems.push(`and ${pass.problemCount - pass.problems.length} more unreadable lines, not listed`);
@@ -104,7 +104,7 @@ export async function auditDataset(dir: string, options: AuditOptions = {}): Pro
   progress({ stage: 'records' });
   const totalBytes = recordBytes(dir, files.jsonl);
   let bytes = 0;
-  const ids = new RecordIdIndex();
+  const ids = new RecordIdIndex(dir);
   const audit = new RecordAudit({ file: files.layout === 'single' ? EPISODES_FILE : DATA_DIRECTORY, ...(manifest ? { manifest } : {}), parents: parentDatasets, sample: full ? 0 : sampleSize, ids });
   for await (const entry of streamDataset(dir, EPISODES_FILE, ids)) {
     if (entry.problem) audit.problem(entry.problem);

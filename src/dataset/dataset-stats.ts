@@ -11,7 +11,7 @@ import { type Dataset, type DatasetProblem, type PassOptions, scanDataset } from
 import { trajectoryHash } from './trajectory.js';
 import { type Rate, wilsonInterval } from '../statistics/wilson-interval.js';
 import { sortedRecord } from './key-order.js';
-import { distribution, type Distribution } from './stats-distribution.js';
+import { type Distribution, WholeNumbers } from './stats-distribution.js';
 import { CountTally, RateTally } from './stats-tallies.js';
 
 export const STATS_FORMAT = 'episode-factory.stats.v1';
@@ -151,8 +151,8 @@ export class StatsAccumulator {
   private readonly completionByVariant = new RateTally();
   private troubled = 0;
   private recovered = 0;
-  private readonly messageLengths: number[] = [];
-  private readonly toolCallLengths: number[] = [];
+  private readonly messageLengths = new WholeNumbers();
+  private readonly toolCallLengths = new WholeNumbers();
   private readonly callsPerTurn = new Map<number, number>();
   private episodesWithSeveralCalls = 0;
   private simulatedUser = 0;
@@ -183,8 +183,8 @@ export class StatsAccumulator {
       this.troubled++;
       if (record.recovery.recovered) this.recovered++;
     }
-    this.messageLengths.push(record.messages.length);
-    this.toolCallLengths.push(toolCallCount(record));
+    this.messageLengths.add(record.messages.length);
+    this.toolCallLengths.add(toolCallCount(record));
     this.addTurns(record);
     this.addTrajectory(record);
   }
@@ -284,8 +284,8 @@ export class StatsAccumulator {
       },
       recovery: wilsonInterval(this.recovered, this.troubled),
       lengths: {
-        messages: distribution(this.messageLengths),
-        tool_calls: distribution(this.toolCallLengths),
+        messages: this.messageLengths.distribution(),
+        tool_calls: this.toolCallLengths.distribution(),
       },
       turns: this.turnStats(),
       duplicates: { duplicates: this.duplicates, distinct_trajectories: this.firstWithHash.size, examples: [...this.duplicateExamples] },

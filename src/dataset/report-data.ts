@@ -2,25 +2,25 @@
 // overview (records, rejected, duplicates dropped, worlds, tasks, policies and
 // models with digests, user simulators, lanes), the series behind each plot, and the episodes
 // the viewer embeds. The records file is streamed twice (tallies first, then
-// the chosen episodes), so memory grows with the number of records (a few
-// numbers each), not with their size; when there are more records than the
+// the chosen episodes), so memory grows with the number of records (4 bytes
+// each to check an id, and a place in the sample's tree), not with their size; when there are more records than the
 // viewer embeds, it gets a sample in which worlds, then tasks, then policies,
 // outcomes and fault kinds take turns, and it says so. Everything is in sorted or file order: same directory, same bytes.
 
 import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { FactoryError } from '../core/errors.js';
-import { type DatasetProblem, streamDataset } from './dataset-reader.js';
+import { type DatasetProblem, MAX_LISTED_PROBLEMS, streamDataset } from './dataset-reader.js';
 import { StatsAccumulator } from './dataset-stats.js';
 import { DROPPED_FILE } from './dedup.js';
-import { distribution } from './stats-distribution.js';
+import { WholeNumbers } from './stats-distribution.js';
 import { RateTally } from './stats-tallies.js';
 import { MAX_LISTED, type ReportData, type ReportDataOptions } from './report-model.js';
 import { policyKey } from './report-record-keys.js';
 import { chooseSample, StrataTree, stratumOf } from './report-sample.js';
 import { OverviewTally } from './report-overview.js';
 import { countRows, readManifestFacts, readRejected } from './report-side-files.js';
-import { collectEpisodes } from './report-viewer-data.js';
+import { collectEpisodes, RecordIdChecks } from './report-viewer-data.js';
 
 export const DEFAULT_MAX_EPISODES = 2000;
 
@@ -30,24 +30,27 @@ type Progress = (lines: number) => void;
 async function tallyRecords(dir: string, progress: Progress): Promise<{
   stats: StatsAccumulator;
   overview: OverviewTally;
-  errorTurns: number[];
+  errorTurns: WholeNumbers;
   byPolicy: RateTally;
+  /** The first MAX_LISTED_PROBLEMS unreadable lines; `problemCount` counts them all. */
   problems: DatasetProblem[];
+  problemCount: number;
   strata: StrataTree;
-  ids: Map<number, string>;
+  ids: RecordIdChecks;
 }> {
   const stats = new StatsAccumulator();
   const overview = new OverviewTally();
-  const errorTurns: number[] = [];
+  const errorTurns = new WholeNumbers();
   const byPolicy = new RateTally();
   const problems: DatasetProblem[] = [];
+  let problemCount = 0;
   const strata = new StrataTree();
-  const ids = new Map<number, string>();
+  const ids = new RecordIdChecks();
   let lines = 0;
   for await (const entry of streamDataset(dir)) {
     progress(++lines);
     if (entry.problem) {
-      problems.push(entry.problem);
+      if (problemCount++ < MAX_LISTED_PROBLEMS) problems.push(entry.problem);
       continue;
     }
     // A line is known by its place among all the lines read (`lines`), which is unique across a big dataset's files.
@@ -55,12 +58,12 @@ async function tallyRecords(dir: string, progress: Progress): Promise<{
     const line = lines;
     stats.add(record);
     overview.add(record);
-    errorTurns.push(record.recovery.error_turns);
+    errorTurns.add(record.recovery.error_turns);
     byPolicy.add(policyKey(record), record.result.task_completed);
     strata.add(stratumOf(record), line);
     ids.set(line, record.record_id);
   }
-  return { stats, overview, errorTurns, byPolicy, problems, strata, ids };
+  return { stats, overview, errorTurns, byPolicy, problems, problemCount, strata, ids };
 }
 
 /** Everything the report shows, from the directory alone. */
@@ -71,7 +74,7 @@ export async function gatherReportData(dir: string, options: ReportDataOptions =
   }
   const onProgress = options.onProgress ?? (() => {});
   const tallies = await tallyRecords(dir, (lines) => onProgress(1, lines));
-  const stats = tallies.stats.finish(tallies.problems);
+  const stats = tallies.stats.finish(tallies.problems, tallies.problemCount);
   const chosen = chooseSample(tallies.strata, Math.min(maxEpisodes, stats.records));
   const viewer = await collectEpisodes(dir, chosen, tallies.ids, stats.records, (lines) => onProgress(2, lines));
   const rejected = await readRejected(dir);
@@ -83,7 +86,7 @@ export async function gatherReportData(dir: string, options: ReportDataOptions =
     overview: {
       dataset: basename(resolve(dir)),
       records: stats.records,
-      problems: problems.length,
+      problems: tallies.problemCount + (rejected?.problems.length ?? 0),
       problem_examples: problems.slice(0, MAX_LISTED),
       rejected: rejected?.rows ?? null,
       rejected_by_stage: rejected?.by_stage ?? {},
@@ -94,7 +97,7 @@ export async function gatherReportData(dir: string, options: ReportDataOptions =
       seeds: manifest.seeds,
     },
     stats,
-    error_turns: distribution(tallies.errorTurns),
+    error_turns: tallies.errorTurns.distribution(),
     completion_by_policy: tallies.byPolicy.rates(),
     viewer,
   };

@@ -3,6 +3,7 @@
 // and fault kinds), the groups taking turns, so a sample covers every group
 // before any group gives a second.
 
+import { Int32List } from '../core/typed-arrays.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { compareKeys } from './key-order.js';
 import { faultKinds, policyKey, worldKey } from './report-record-keys.js';
@@ -15,7 +16,7 @@ export function stratumOf(record: EpisodeRecord): string[] {
 /** Records grouped by stratum, level by level: world, then task, then policy, outcome and fault kinds. */
 export class StrataTree {
   private readonly children = new Map<string, StrataTree>();
-  private readonly lines: number[] = [];
+  private readonly lines = new Int32List();
 
   add(path: readonly string[], line: number): void {
     if (path.length === 0) {
@@ -32,17 +33,18 @@ export class StrataTree {
   }
 
   /**
-   * Every line, in the order a sample takes them: at each level the groups
-   * take turns (in key order), so the first n lines cover every world, then
-   * every task of each world, and so on, before any group gives a second.
+   * The first `limit` lines in the order a sample takes them: at each level
+   * the groups take turns (in key order), so the first lines cover every
+   * world, then every task of each world, and so on, before any group gives a
+   * second. No group gives more than `limit`, so only those are ever listed.
    */
-  order(): number[] {
-    if (this.children.size === 0) return this.lines;
-    const groups = [...this.children.keys()].sort(compareKeys).map((key) => this.children.get(key)!.order());
+  first(limit: number): number[] {
+    if (this.children.size === 0) return this.lines.first(limit);
+    const groups = [...this.children.keys()].sort(compareKeys).map((key) => this.children.get(key)!.first(limit));
     const out: number[] = [];
     const longest = Math.max(...groups.map((group) => group.length));
-    for (let round = 0; round < longest; round++) {
-      for (const group of groups) if (round < group.length) out.push(group[round]!);
+    for (let round = 0; round < longest && out.length < limit; round++) {
+      for (const group of groups) if (round < group.length && out.length < limit) out.push(group[round]!);
     }
     return out;
   }
@@ -50,5 +52,5 @@ export class StrataTree {
 
 /** The lines to embed: all when they fit, else the first `budget` of the tree's order. */
 export function chooseSample(strata: StrataTree, budget: number): Set<number> {
-  return new Set(strata.order().slice(0, budget));
+  return new Set(strata.first(budget));
 }

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { clip } from '../core/clipped-text.js';
+import { sha256Hex } from '../core/hashing.js';
+import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord, RecordTool } from '../records/episode-record.js';
 import { type JsonlLine, readLines } from '../records/jsonl.js';
 import { recordFiles } from '../records/record-files.js';
@@ -48,6 +50,30 @@ class Interner {
   }
 }
 
+/**
+ * What pass 1 saw on each line, to check that pass 2 reads the same record:
+ * 32 bits of the sha256 of its record_id, 4 bytes a line (a Map of the ids
+ * spent about 140). The check is against a file rewritten between the
+ * passes, not against tampering: the audit is for that.
+ */
+export class RecordIdChecks {
+  private checks = new Uint32Array(1024);
+
+  /** `line` counts from 1 over every line read, across a big dataset's files. */
+  set(line: number, id: string): void {
+    while (line >= this.checks.length) this.checks = doubled(this.checks);
+    this.checks[line] = idCheck(id);
+  }
+
+  matches(line: number, id: string): boolean {
+    return line < this.checks.length && this.checks[line] === idCheck(id);
+  }
+}
+
+function idCheck(id: string): number {
+  return Number.parseInt(sha256Hex(id).slice(0, 8), 16) >>> 0;
+}
+
 /** Every line of the record files in order, with the path of its file. */
 async function* everyLine(dir: string): AsyncGenerator<{ path: string; entry: JsonlLine }> {
   for (const file of recordFiles(dir).jsonl) {
@@ -57,7 +83,7 @@ async function* everyLine(dir: string): AsyncGenerator<{ path: string; entry: Js
 }
 
 /** Pass 2: the chosen episodes in file order, compacted for the viewer. */
-export async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, ids: ReadonlyMap<number, string>, total: number, progress: (lines: number) => void): Promise<ViewerData> {
+export async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, ids: RecordIdChecks, total: number, progress: (lines: number) => void): Promise<ViewerData> {
   const worlds = new Interner();
   const tasks = new Interner();
   const policies = new Interner();
@@ -79,7 +105,7 @@ export async function collectEpisodes(dir: string, chosen: ReadonlySet<number>, 
     } catch {
       record = undefined;
     }
-    if (record === undefined || ids.get(line) !== record.record_id) {
+    if (record === undefined || !ids.matches(line, record.record_id)) {
       throw new FactoryError('dataset_corrupt', `${path} changed while the report was reading it (line ${entry.line})`, {
         fix: 'let the command writing it finish, then run the report again',
       });

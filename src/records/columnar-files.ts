@@ -10,14 +10,14 @@
 // batch's message and the end-of-stream marker; Parquet is encoded
 // (parquet-wasm, ZSTD) from the same batches, fed 100 rows at a time.
 
-import { closeSync, createReadStream, createWriteStream, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, createWriteStream, fsyncSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { type RecordBatch, RecordBatchReader } from 'apache-arrow';
+import type { RecordBatch } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import type { EpisodeRecord } from './episode-record.js';
 import { readLines } from './jsonl.js';
 import { RecordBatchBuilder } from './arrow-builders.js';
-import { ipcStream } from './arrow-ipc.js';
+import { arrowStreamBatches, ipcStream } from './arrow-ipc.js';
 import { recordToRow } from './arrow-schema.js';
 
 export const BATCH_ROWS = 1000;
@@ -62,8 +62,7 @@ async function* arrowBatches(jsonlPath: string, batchRows: number): AsyncGenerat
 /** The record batches of Arrow IPC stream files, one file after another, read as they stream (no file is held whole). */
 export async function* arrowFileBatches(paths: readonly string[]): AsyncGenerator<RecordBatch> {
   for (const path of paths) {
-    const reader = await RecordBatchReader.from(createReadStream(path));
-    for await (const batch of reader) yield batch;
+    yield* arrowStreamBatches(path);
   }
 }
 

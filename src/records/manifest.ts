@@ -58,9 +58,9 @@ export async function countRows(path: string): Promise<number> {
   // Streamed, and only the Parquet footer read: counting must not hold a big file in memory.
   if (path.endsWith('.arrow')) {
     // Loaded here, not at the top: most processes that write a manifest never count a columnar file.
-    const { RecordBatchReader } = await import('apache-arrow');
+    const { arrowStreamBatches } = await import('./arrow-ipc.js');
     let rows = 0;
-    for await (const batch of await RecordBatchReader.from(createReadStream(path))) rows += batch.numRows;
+    for await (const batch of arrowStreamBatches(path)) rows += batch.numRows;
     return rows;
   }
   if (path.endsWith('.parquet')) {

@@ -125,7 +125,9 @@ describe('chooseSample', () => {
     tree.add(['w1', 'b', 'x'], 4);
     tree.add(['w1', 'b', 'x'], 5);
     tree.add(['w2', 'c', 'x'], 6);
-    assert.deepEqual(tree.order(), [1, 6, 4, 3, 5, 2]);
+    assert.deepEqual(tree.first(100), [1, 6, 4, 3, 5, 2]);
+    // Each prefix is the prefix of the whole order: a group gives no more than the limit, and that is enough.
+    for (let limit = 0; limit <= 6; limit++) assert.deepEqual(tree.first(limit), [1, 6, 4, 3, 5, 2].slice(0, limit));
     assert.deepEqual([...chooseSample(tree, 2)], [1, 6], 'both worlds first');
     assert.deepEqual([...chooseSample(tree, 3)].sort(), [1, 4, 6], 'then the other task of w1');
     assert.equal(chooseSample(tree, 100).size, 6);
