@@ -12,6 +12,7 @@ import { lineProblem, readLines } from '../records/jsonl.js';
 import { createReadStream } from 'node:fs';
 import { compareWithManifest, readVerifiableManifest } from '../records/manifest-verification.js';
 import { isRecordFilePath, recordFiles } from '../records/record-files.js';
+import { RecordIdIndex, type RecordPlace } from '../dataset/dataset-reader.js';
 import { ReplayPool, threadsFor } from './replay-pool.js';
 
 export interface ReplayFailure {
@@ -117,15 +118,9 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   let verified = 0;
   let failed = 0;
   // An item is a line decided here (not UTF-8, too long, blank) or one handed to a thread, which parses it and says what record it is.
-  type Item = { file: number; line: number; problem?: string };
-  // Where each record_id was first seen: its file's index and line, in one number.
-  const firstSeen = new Map<string, number>();
-  const LINES_PER_FILE = 2 ** 32;
-  /** An earlier line, named as "line N" in the same file and "file:N" in another. */
-  const placeOf = (seen: number, file: number) => {
-    const [seenFile, seenLine] = [Math.floor(seen / LINES_PER_FILE), seen % LINES_PER_FILE];
-    return seenFile === file ? `line ${seenLine}` : `${files[seenFile]}:${seenLine}`;
-  };
+  type Item = { file: number; line: number; problem?: string; place?: RecordPlace; text?: string };
+  // Where each record_id was first seen, by a fingerprint confirmed against the line (a few dozen bytes a record, not the id).
+  const firstSeen = new RecordIdIndex(dir);
   const pool = new ReplayPool<Item>({ workers: threadsFor(options.workers, total), mode: 'replay', ...(options.lane === undefined ? {} : { lane: options.lane }) }, (item, found) => {
     const lineWhere = `${files[item.file]}:${item.line}`;
     if (found === undefined || 'corrupt' in found) {
@@ -137,10 +132,10 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     const { recordId, verdict } = found;
     // Verdicts arrive in file order, so the first line with an id is the one kept; a later one fails whatever its replay found.
     const seenAt = recordId === undefined ? undefined : firstSeen.get(recordId);
-    if (recordId !== undefined && seenAt === undefined) firstSeen.set(recordId, item.file * LINES_PER_FILE + item.line);
+    if (recordId !== undefined && seenAt === undefined) firstSeen.add(recordId, item.place!, item.text!);
     const problems =
       seenAt !== undefined
-        ? [`line ${item.line} repeats the record_id of ${placeOf(seenAt, item.file)}`]
+        ? [`line ${item.line} repeats the record_id of ${seenAt.file === files[item.file] ? `line ${seenAt.line}` : `${seenAt.file}:${seenAt.line}`}`]
         : verdict.ok
           ? undefined
           : 'laneError' in verdict
@@ -173,7 +168,7 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
           if (typeof recordId !== 'string' || !wanted.has(recordId)) continue;
           found.add(recordId);
         }
-        await pool.add({ file: fileIndex, line: entry.line }, { line: entry.line, text: entry.text });
+        await pool.add({ file: fileIndex, line: entry.line, place: { file, line: entry.line, offset: entry.offset, bytes: entry.bytes }, text: entry.text }, { line: entry.line, text: entry.text });
       }
     }
     await pool.finish();
