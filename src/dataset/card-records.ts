@@ -2,8 +2,12 @@
 // record at a time (a dataset is never held whole): the statistics, the lanes,
 // tasks, worlds and provenance facts, the lane names (for their cards) and the
 // ids (for checking the exports). What it keeps grows with the distinct
-// lanes, tasks, seeds and ids, not with the records' text.
+// lanes, tasks and seeds, and by a few dozen bytes a record for the ids, not
+// with the records' text.
 
+import { FingerprintTable } from '../core/fingerprint-table.js';
+import { sha256Hex } from '../core/hashing.js';
+import { doubled } from '../core/typed-arrays.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
 import { type Dataset, passOverDataset, type PassOptions } from './dataset-reader.js';
 import { type DatasetStats, StatsAccumulator } from './dataset-stats.js';
@@ -53,16 +57,43 @@ function tally(counts: Map<string, number>, value: string): void {
   counts.set(value, (counts.get(value) ?? 0) + 1);
 }
 
-/** The ids of a records file: all of them, and those whose task was completed (what an export is checked against). */
-export interface RecordIds {
-  known: Set<string>;
-  completed: Set<string>;
-}
+/**
+ * The ids of a records file, in its order, and which completed their task:
+ * what an export is checked against. Each id is a 64-bit fingerprint (its
+ * record's number beside it) and a byte, about 30 bytes a record where two
+ * Sets of the ids spent some 200; two ids would have to share 64 bits of
+ * their sha256 for one to be taken for the other (an export is checked for
+ * being stale, not for tampering: the audit is for that).
+ */
+export class RecordIds {
+  private readonly numbers = new FingerprintTable();
+  private completedFlags = new Uint8Array(1024);
+  private count = 0;
+  /** Records whose task was completed. */
+  completed = 0;
 
-/** Puts a record's id among the known ones, and the completed ones when its task was completed. */
-export function addRecordId(ids: RecordIds, record: EpisodeRecord): void {
-  ids.known.add(record.record_id);
-  if (record.result.task_completed) ids.completed.add(record.record_id);
+  get size(): number {
+    return this.count;
+  }
+
+  add(record: EpisodeRecord): void {
+    if (this.numbers.getOrAdd(sha256Hex(record.record_id), this.count) !== undefined) return;
+    if (this.count === this.completedFlags.length) this.completedFlags = doubled(this.completedFlags);
+    if (record.result.task_completed) {
+      this.completedFlags[this.count] = 1;
+      this.completed++;
+    }
+    this.count++;
+  }
+
+  /** The record's number (its order among the ids, from 0), or undefined when the file holds no such id. */
+  numberOf(id: string): number | undefined {
+    return this.numbers.get(sha256Hex(id));
+  }
+
+  isCompleted(number: number): boolean {
+    return this.completedFlags[number] === 1;
+  }
 }
 
 export class CardRecords {
@@ -75,7 +106,7 @@ export class CardRecords {
   private readonly operations = new Map<string, number>();
   private readonly verifiedBy = new Map<string, number>();
   private example: RecordFacts['example'] = null;
-  readonly ids: RecordIds = { known: new Set(), completed: new Set() };
+  readonly ids = new RecordIds();
 
   static of(dataset: Dataset): CardRecords {
     const records = new CardRecords();
@@ -110,7 +141,7 @@ export class CardRecords {
     tally(this.operations, lineage.operation);
     tally(this.verifiedBy, record.result.verified_by);
     this.example ??= { record_id: record.record_id, generate_command: lineage.generate_command, replay_command: lineage.replay_command };
-    addRecordId(this.ids, record);
+    this.ids.add(record);
   }
 
   /** The lanes the records name, sorted. */

@@ -164,7 +164,7 @@ export class StatsAccumulator {
   private duplicates = 0;
   private readonly duplicateExamples: DuplicateExample[] = [];
   /** Per task, distinct counts by fingerprint, so a large dataset holds no message text and a few bytes a record. */
-  private readonly wordings = new Map<string, { records: number; messages: DistinctCount; phrasings: Set<string>; trajectories: FingerprintTable }>();
+  private readonly wordings = new Map<string, { records: number; messages: DistinctCount; phrasings: Set<string>; trajectories: DistinctCount }>();
 
   add(record: EpisodeRecord): void {
     this.records++;
@@ -250,12 +250,12 @@ export class StatsAccumulator {
   }
 
   private addWording(record: EpisodeRecord, trajectory: string): void {
-    const wording = this.wordings.get(record.task.id) ?? { records: 0, messages: new DistinctCount(), phrasings: new Set(), trajectories: new FingerprintTable() };
+    const wording = this.wordings.get(record.task.id) ?? { records: 0, messages: new DistinctCount(), phrasings: new Set(), trajectories: new DistinctCount() };
     wording.records++;
     wording.messages.add(firstUserMessage(record) ?? '');
     const { lane, phrasing } = record.provenance.lineage;
     wording.phrasings.add(`${lane}\u0000${phrasing ?? ''}`);
-    wording.trajectories.getOrAdd(trajectory, 0);
+    wording.trajectories.addHash(trajectory);
     this.wordings.set(record.task.id, wording);
   }
 

@@ -11,8 +11,8 @@ import { isJsonObject } from '../core/json-value.js';
 import { readLines } from '../records/jsonl.js';
 import { readManifest } from '../records/manifest.js';
 import type { ArgumentsForm } from '../records/chat-format.js';
-import { assertDatasetDirectory, EPISODES_FILE, passOverDataset } from './dataset-reader.js';
-import { addRecordId, type RecordIds } from './card-records.js';
+import { assertDatasetDirectory, EPISODES_FILE, passOverDataset, streamDataset } from './dataset-reader.js';
+import { RecordIds } from './card-records.js';
 import { exportDpo, type DpoSummary } from './export-dpo.js';
 import { exportSft, type SftOptions, type SftSummary } from './export-sft.js';
 import { readSplitLayout } from './split-layout.js';
@@ -130,8 +130,8 @@ export async function readExports(dir: string, episodes?: RecordIds): Promise<{ 
   const read = new Map<string, RecordIds>(episodes ? [[EPISODES_FILE, episodes]] : []);
   const idsOf = async (file: string): Promise<RecordIds> => {
     if (!read.has(file)) {
-      const ids: RecordIds = { known: new Set(), completed: new Set() };
-      await passOverDataset(dir, 'described', ({ record }) => addRecordId(ids, record), { file });
+      const ids = new RecordIds();
+      await passOverDataset(dir, 'described', ({ record }) => ids.add(record), { file });
       read.set(file, ids);
     }
     return read.get(file)!;
@@ -148,9 +148,10 @@ export async function readExports(dir: string, episodes?: RecordIds): Promise<{ 
     let stale: string | undefined;
     for (const split of splits) {
       const path = configFile(config, split.name);
-      const { known, completed } = await idsOf(split.file);
+      const known = await idsOf(split.file);
       let rows = 0;
-      const seen = new Set<string>();
+      // The completed records the export holds, by number: an SFT export must hold them all.
+      const seen = new Uint8Array(known.size);
       for await (const line of readLines(join(dir, path))) {
         if (!line.terminated || line.text.trim() === '') {
           stale ??= `${path}:${line.line} is torn or blank`;
@@ -170,15 +171,17 @@ export async function readExports(dir: string, episodes?: RecordIds): Promise<{ 
         }
         const ids = config === 'sft' ? [row.record_id] : [row.chosen_record_id, row.rejected_record_id];
         for (const id of ids) {
-          if (typeof id !== 'string' || !known.has(id)) stale ??= `${path}:${line.line} names record ${JSON.stringify(id)}, which ${split.file} does not hold`;
-          else seen.add(id);
+          const number = typeof id === 'string' ? known.numberOf(id) : undefined;
+          if (number === undefined) stale ??= `${path}:${line.line} names record ${JSON.stringify(id)}, which ${split.file} does not hold`;
+          else seen[number] = 1;
         }
         if (typeof row.text === 'string') facts.text = true;
         if (facts.arguments === 'string' && hasObjectArguments(row)) facts.arguments = 'object';
       }
       if (config === 'sft' && stale === undefined) {
-        const left = [...completed].filter((id) => !seen.has(id));
-        if (left.length > 0) stale = `${path} lacks ${left.length} completed record${left.length === 1 ? '' : 's'} of ${split.file} (e.g. ${left[0]})`;
+        let left = 0;
+        for (let number = 0; number < known.size; number++) if (known.isCompleted(number) && seen[number] !== 1) left++;
+        if (left > 0) stale = `${path} lacks ${left} completed record${left === 1 ? '' : 's'} of ${split.file} (e.g. ${await firstMissing(dir, split.file, known, seen)})`;
       }
       facts.splits.push({ name: split.name, path, rows });
     }
@@ -188,6 +191,16 @@ export async function readExports(dir: string, episodes?: RecordIds): Promise<{ 
     else if (facts.splits.length > 0) exports.push(facts);
   }
   return { exports, problems };
+}
+
+/** The id of the first completed record an export lacks, read again from the records (the ids are kept as fingerprints only). */
+async function firstMissing(dir: string, file: string, known: RecordIds, seen: Uint8Array): Promise<string> {
+  for await (const entry of streamDataset(dir, file)) {
+    if (entry.problem || !entry.row.record.result.task_completed) continue;
+    const number = known.numberOf(entry.row.record.record_id);
+    if (number !== undefined && seen[number] !== 1) return entry.row.record.record_id;
+  }
+  return 'one no longer in the file';
 }
 
 function hasObjectArguments(row: Record<string, unknown>): boolean {

@@ -17,6 +17,20 @@ describe('fingerprint table', () => {
     assert.equal(table.size, 5000, 'nothing added twice');
   });
 
+  it('keeps a fingerprint of all zeros (what marks an empty slot), and works as a set without values', () => {
+    const table = new FingerprintTable();
+    assert.equal(table.get('0'.repeat(64)), undefined);
+    assert.equal(table.getOrAdd('0'.repeat(64), 7), undefined);
+    assert.equal(table.get('0'.repeat(64)), 7);
+    assert.equal(table.size, 1);
+    const set = new FingerprintTable({ withValues: false });
+    const hashes = Array.from({ length: 3000 }, (_, index) => sha256Hex(`member ${index}`));
+    for (const hash of hashes) assert.equal(set.getOrAdd(hash, 5), undefined);
+    for (const hash of hashes) assert.equal(set.get(hash), 0, 'a set has no values: each reads 0');
+    assert.equal(set.get(sha256Hex('member 3000')), undefined);
+    assert.equal(set.size, 3000);
+  });
+
   it('counts distinct texts', () => {
     const count = new DistinctCount();
     for (const text of ['a', 'b', 'a', '', 'c', '', 'b']) count.add(text);

@@ -429,6 +429,15 @@ describe('dataset card with training exports', () => {
     assert.equal((front.configs as unknown[]).length, 1);
     assert.deepEqual((front.dataset_info as { config_name: string }[]).map((info) => info.config_name), ['default'], 'the stale export declares no features either');
   });
+
+  it('refuses an SFT export that lacks a completed record, naming it', async () => {
+    const dir = copySample(SAMPLE_FAULTS, 'lacking');
+    await exportConfig(dir, 'sft', {});
+    const rows = readFileSync(join(dir, 'sft', 'train.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+    const dropped = (JSON.parse(rows[1]!) as { record_id: string }).record_id;
+    writeFileSync(join(dir, 'sft', 'train.jsonl'), rows.filter((_, index) => index !== 1).join('\n') + '\n');
+    await assert.rejects(writeCard(dir), (error: unknown) => error instanceof FactoryError && error.message.includes(`sft/train.jsonl lacks 1 completed record of episodes.jsonl (e.g. ${dropped})`));
+  });
 });
 
 describe('dataset card of conversations with several calls a turn and a user simulator', () => {
