@@ -54,12 +54,15 @@ export const WORKER_YOUNG_MB = 32;
 /** A thread running `entry` (a path under src/ without its extension, e.g. generation/generation-worker), given `workerData`. It shares this process's working directory. */
 export function startThread(entry: string, workerData: unknown): Worker {
   const { code, compiled } = bootstrap(entry);
-  return new Worker(code, {
-    eval: true,
-    workerData,
-    ...(compiled ? { execArgv: flagsWithoutTsx(process.execArgv) } : {}),
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
-  });
+  const options = { eval: true, workerData, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB } };
+  if (!compiled) return new Worker(code, options);
+  try {
+    return new Worker(code, { ...options, execArgv: flagsWithoutTsx(process.execArgv) });
+  } catch (error) {
+    // A flag of the whole process (`node --v8-pool-size=2 ...`) cannot be given to a thread, only inherited: the thread then loads tsx as well.
+    if ((error as { code?: unknown }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    return new Worker(code, options);
+  }
 }
 
 /**

@@ -82,6 +82,20 @@ describe('worker build', () => {
     assert.deepEqual(flagsWithoutTsx(['--loader', 'file:///x/node_modules/tsx/dist/esm/index.mjs', '--import', './setup.js']), ['--import', './setup.js']);
     assert.deepEqual(flagsWithoutTsx(['--require', 'tsx/cjs', '--conditions', 'tsx']), ['--conditions', 'tsx']);
   });
+
+  it('starts threads under a flag of the whole process, which a thread cannot be given (node --v8-pool-size=2)', async () => {
+    const replayed = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--v8-pool-size=2', join(REPO_ROOT, 'bin', 'episode-factory.js'), 'replay', join(REPO_ROOT, 'datasets', 'tool-world-faults-v1'), '--workers', '2', '--json'], { cwd: REPO_ROOT });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+      child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+      child.once('exit', (status) => resolve({ status, stdout, stderr }));
+    });
+    assert.equal(replayed.status, 0, replayed.stderr || replayed.stdout);
+    const summary = JSON.parse(replayed.stdout) as { records: number; verified: number };
+    assert.ok(summary.records > 0 && summary.verified === summary.records);
+  });
 });
 
 describe('guided parts', () => {
