@@ -3,7 +3,7 @@
 // its sha256) in an open-addressing table of typed arrays, with a 32-bit
 // number beside it (the first record that had it) where the caller needs one.
 // A Map of 64-character hash strings spent about 150 bytes a record; a table
-// spends 11 to 21 bytes with numbers, 8 to 15 without (filled to three
+// spends 16 to 32 bytes with numbers, 11 to 21 without (filled to three
 // quarters before it doubles).
 
 import { sha256Hex } from './hashing.js';

@@ -136,7 +136,7 @@ export class RecordPlaces {
 }
 
 /**
- * Where each record_id was first seen, in about 50 bytes a record: the id is
+ * Where each record_id was first seen, in about 40 bytes a record: the id is
  * known by a 64-bit fingerprint (core/fingerprint-table) beside the place of
  * its line, and never kept. A fingerprint found is confirmed by reading the
  * head of that line back from the file (`{"record_id":"<id>",`, where every
