@@ -1,10 +1,10 @@
 // Owns the `merge` command: shard directories in, one dataset out, with a
-// one-line summary (or JSON). Exit 2 when the shards do not make one whole run.
+// progress line on a terminal and a one-line summary (or JSON). Exit 2 when the shards do not make one whole run.
 
 import type { Command } from 'commander';
 import { mergeShards } from '../shards/merge-shards.js';
 import { MAX_FILE_SIZE_HELP, parseFileSize } from './file-size-flag.js';
-import { percent, type Streams, writeJson } from './output.js';
+import { percent, ProgressLine, shortDuration, type Streams, writeJson } from './output.js';
 
 export function registerMerge(program: Command, streams: Streams): void {
   program
@@ -22,9 +22,18 @@ export function registerMerge(program: Command, streams: Streams): void {
     .requiredOption('--out <dir>', 'where the merged dataset goes (new, empty, or an earlier dataset)')
     .option('--max-file-size <size>', MAX_FILE_SIZE_HELP)
     .option('--json', 'print the summary as one JSON object on stdout')
+    .option('--quiet', 'no progress line')
     .addHelpText('after', '\nExample:\n  episode-factory merge /shared/run/shard-0 /shared/run/shard-1 /shared/run/shard-2 --out datasets/big')
-    .action(async (dirs: string[], flags: { out: string; json?: boolean; maxFileSize?: string }) => {
-      const summary = await mergeShards({ sources: dirs, outDir: flags.out, maxFileBytes: parseFileSize('--max-file-size', flags.maxFileSize) });
+    .action(async (dirs: string[], flags: { out: string; json?: boolean; quiet?: boolean; maxFileSize?: string }) => {
+      // On a terminal, the step under way (checking each shard, writing the records and their copies, hashing): a big merge takes minutes.
+      const progress = new ProgressLine(streams.stderr, !flags.json && !flags.quiet);
+      const started = performance.now();
+      const summary = await mergeShards({
+        sources: dirs,
+        outDir: flags.out,
+        maxFileBytes: parseFileSize('--max-file-size', flags.maxFileSize),
+        onStage: (stage) => progress.update(`merge: ${stage} (${shortDuration((performance.now() - started) / 1000)})`, { force: true }),
+      }).finally(() => progress.clear());
       if (flags.json) return writeJson(streams, summary);
       streams.stdout.write(
         `merge ${summary.lane}: ${summary.shards} shards, ${summary.episodes} episodes, ${summary.written} records, ${summary.rejected} rejected, ` +

@@ -30,6 +30,8 @@ export interface MergeOptions {
   outDir: string;
   /** Past this many bytes of JSONL, the records are written as data/ files, cut as one run cuts them (default 500 MiB). */
   maxFileBytes?: number;
+  /** Each step of a long merge as it starts, e.g. "checking shard 2 of 8": a terminal's progress line. */
+  onStage?: (stage: string) => void;
 }
 
 export interface MergeSummary {
@@ -122,7 +124,11 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   if (cursor !== first.manifest.shard.plan_episodes) {
     throw new FactoryError('dataset_corrupt', `the shards cover ${cursor} of ${first.manifest.shard.plan_episodes} planned episodes`, { fix: 'regenerate the last shard' });
   }
-  for (const shard of shards) await verifyShardFiles(shard);
+  const stage = options.onStage ?? (() => {});
+  for (const [index, shard] of shards.entries()) {
+    stage(`checking shard ${index + 1} of ${shards.length} against its manifest`);
+    await verifyShardFiles(shard);
+  }
   for (const shard of shards) {
     if (!shard.manifest.files.some((file) => file.path === TRACE_INDEX_FILE)) {
       throw new FactoryError('usage', `${shard.dir} has no ${TRACE_INDEX_FILE}: it was written before traces were kept per part`, { fix: 'regenerate that shard with this version' });
@@ -134,6 +140,7 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   // The records cut into files by their sizes alone, so the layout is the one a single run of the plan writes.
   const layouts = shards.map((shard) => recordFiles(shard.dir));
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  stage('writing the records');
   const fileRows = writeRecordFiles(
     shards.flatMap((shard, index) => layouts[index]!.jsonl.map((file) => join(shard.dir, file))),
     (file) => stagedRecordFile(staging, file, 'jsonl'),
@@ -141,6 +148,7 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   );
   concatenateFiles(shards.map((shard) => join(shard.dir, REJECTED_FILE)), join(staging, REJECTED_FILE));
   const traces: string[] = [];
+  stage('copying the traces');
   for (const shard of shards) {
     for (const file of shard.manifest.files) {
       if (!file.path.startsWith(`${TRACES_DIR}/`) || file.path === TRACE_INDEX_FILE) continue;
@@ -155,9 +163,13 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   if (fileRows.length === 1 && shards.every((shard) => shard.manifest.files.some((file) => file.path === ARROW_FILE))) {
     // Each shard's Arrow copy (its bytes checked against its manifest above) is cut into the whole run's
     // 1,000-row batches, without parsing its JSON again: the same bytes a single run writes.
+    stage('writing the Arrow and Parquet copies');
     await writeColumnarBatches(rebatch(arrowFileBatches(shards.map((shard) => join(shard.dir, ARROW_FILE))), BATCH_ROWS), columnOutputs(0));
   } else {
-    for (let file = 0; file < fileRows.length; file++) await writeColumnar(stagedRecordFile(staging, file, 'jsonl'), columnOutputs(file));
+    for (let file = 0; file < fileRows.length; file++) {
+      stage(`writing the Arrow and Parquet copies of file ${file + 1} of ${fileRows.length}`);
+      await writeColumnar(stagedRecordFile(staging, file, 'jsonl'), columnOutputs(file));
+    }
   }
   const recordNames = nameRecordFiles(staging, fileRows.length, RECORD_FORMATS.filter((format) => format === 'jsonl' || formats.includes(format)));
 
@@ -165,6 +177,7 @@ export async function mergeShards(options: MergeOptions): Promise<MergeSummary> 
   const written = total('records');
   const infraErrors = total('infra_errors');
   const { shard: _shard, ...run } = first.manifest.run;
+  stage('hashing the files into the manifest');
   await publishDataset(
     staging,
     outDir,

@@ -3,6 +3,7 @@
 // one thread.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -109,13 +110,33 @@ describe('sharded, parallel and resumed generation', () => {
     }
     assert.equal(covered, EPISODES);
     const merged = temporaryDirectory();
-    const summary = await mergeShards({ sources: [shards[2]!, shards[0]!, shards[1]!], outDir: merged });
+    const stages: string[] = [];
+    const summary = await mergeShards({ sources: [shards[2]!, shards[0]!, shards[1]!], outDir: merged, onStage: (stage) => stages.push(stage) });
+    assert.deepEqual(stages, [
+      'checking shard 1 of 3 against its manifest',
+      'checking shard 2 of 3 against its manifest',
+      'checking shard 3 of 3 against its manifest',
+      'writing the records',
+      'copying the traces',
+      'writing the Arrow and Parquet copies',
+      'hashing the files into the manifest',
+    ]);
     assert.equal(summary.shards, 3);
     assert.equal(summary.written + summary.rejected, EPISODES);
     assertSameData(merged, single);
     const manifest = JSON.parse(readFileSync(join(merged, 'manifest.json'), 'utf8')) as Manifest;
     assert.equal(manifest.operation, 'merge');
     assert.equal(manifest.shard, undefined);
+
+    // The command shows each step on a terminal (`script` gives it one), and nothing when piped.
+    const command = [process.execPath, join(REPO_ROOT, 'bin', 'episode-factory.js'), 'merge', ...shards, '--out', temporaryDirectory()].map((part) => `'${part}'`).join(' ');
+    const terminal = spawnSync('script', ['-qfec', `stty cols 160; ${command}`, '/dev/null'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    assert.equal(terminal.status, 0, terminal.stdout);
+    assert.match(terminal.stdout, /\rmerge: checking shard 1 of 3 against its manifest \(\d+s\)/);
+    assert.match(terminal.stdout, /merge tool-world-faults-v1: 3 shards, 60 episodes/);
+    const piped = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'episode-factory.js'), 'merge', ...shards, '--out', temporaryDirectory()], { cwd: REPO_ROOT, encoding: 'utf8' });
+    assert.equal(piped.status, 0, piped.stderr);
+    assert.doesNotMatch(piped.stderr, /\r|checking shard/);
 
     await assert.rejects(mergeShards({ sources: [shards[0]!, shards[2]!], outDir: temporaryDirectory() }), /shard 1\/3 missing/);
     await assert.rejects(mergeShards({ sources: [shards[0]!, shards[0]!, shards[1]!], outDir: temporaryDirectory() }), /given twice/);
