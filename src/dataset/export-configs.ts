@@ -150,7 +150,7 @@ export async function readExports(dir: string, episodes?: RecordIds): Promise<{ 
       const path = configFile(config, split.name);
       const known = await idsOf(split.file);
       let rows = 0;
-      // The completed records the export holds, by number: an SFT export must hold them all.
+      // The records the export names, by number: an SFT export must name every completed one.
       const seen = new Uint8Array(known.size);
       for await (const line of readLines(join(dir, path))) {
         if (!line.terminated || line.text.trim() === '') {

@@ -3,7 +3,8 @@
 // models with digests, user simulators, lanes), the series behind each plot, and the episodes
 // the viewer embeds. The records file is streamed twice (tallies first, then
 // the chosen episodes), so memory grows with the number of records (4 bytes
-// each to check an id, and a place in the sample's tree), not with their size; when there are more records than the
+// each to check an id, and a place in the sample's tree), not with their
+// size; when there are more records than the
 // viewer embeds, it gets a sample in which worlds, then tasks, then policies,
 // outcomes and fault kinds take turns, and it says so. Everything is in sorted or file order: same directory, same bytes.
 
