@@ -131,8 +131,7 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     selected++;
     const { recordId, verdict } = found;
     // Verdicts arrive in file order, so the first line with an id is the one kept; a later one fails whatever its replay found.
-    const seenAt = recordId === undefined ? undefined : firstSeen.get(recordId);
-    if (recordId !== undefined && seenAt === undefined) firstSeen.add(recordId, item.place!, item.text!);
+    const seenAt = recordId === undefined ? undefined : firstSeen.claim(recordId, item.place!, item.text!);
     const problems =
       seenAt !== undefined
         ? [`line ${item.line} repeats the record_id of ${seenAt.file === files[item.file] ? `line ${seenAt.line}` : `${seenAt.file}:${seenAt.line}`}`]

@@ -158,7 +158,24 @@ export class RecordIdIndex {
   constructor(private readonly dir: string) {}
 
   get(id: string): RecordPlace | undefined {
-    const slot = this.fingerprints.get(sha256Hex(id));
+    return this.find(id, sha256Hex(id));
+  }
+
+  /** `text` is the line: a fingerprint stands for the id only where the line starts with it. */
+  add(id: string, place: RecordPlace, text: string): void {
+    this.insert(id, sha256Hex(id), place, text);
+  }
+
+  /** Where the id was first seen; when it was not, this line is where, and undefined comes back. One hash for both (a pass asks this of every record). */
+  claim(id: string, place: RecordPlace, text: string): RecordPlace | undefined {
+    const fingerprint = sha256Hex(id);
+    const earlier = this.find(id, fingerprint);
+    if (earlier === undefined) this.insert(id, fingerprint, place, text);
+    return earlier;
+  }
+
+  private find(id: string, fingerprint: string): RecordPlace | undefined {
+    const slot = this.fingerprints.get(fingerprint);
     if (slot !== undefined) {
       const place = this.places.get(slot);
       const head = Buffer.from(lineHead(id), 'utf8');
@@ -168,10 +185,9 @@ export class RecordIdIndex {
     return kept === undefined ? undefined : this.places.get(kept);
   }
 
-  /** `text` is the line: a fingerprint stands for the id only where the line starts with it. */
-  add(id: string, place: RecordPlace, text: string): void {
+  private insert(id: string, fingerprint: string, place: RecordPlace, text: string): void {
     const slot = this.places.add(place);
-    if (text.startsWith(lineHead(id)) && this.fingerprints.getOrAdd(sha256Hex(id), slot) === undefined) return;
+    if (text.startsWith(lineHead(id)) && this.fingerprints.getOrAdd(fingerprint, slot) === undefined) return;
     this.exact.set(id, slot);
   }
 
@@ -253,9 +269,8 @@ async function* streamFile(dir: string, file: string, seen: RecordIdIndex): Asyn
     }
     const record = value as EpisodeRecord;
     const row: DatasetRow = { file, line: entry.line, record, text: entry.text, offset: entry.offset, bytes: entry.bytes };
-    const earlier = seen.get(record.record_id);
+    const earlier = seen.claim(record.record_id, { file, line: entry.line, offset: entry.offset, bytes: entry.bytes }, entry.text);
     if (earlier === undefined) {
-      seen.add(record.record_id, { file, line: entry.line, offset: entry.offset, bytes: entry.bytes }, entry.text);
       yield { row };
       continue;
     }

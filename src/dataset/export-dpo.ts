@@ -114,7 +114,7 @@ class RecordGroups {
   }
 
   /** The group of a key (a new one gets the next number). */
-  groupOf(key: string): number {
+  private groupOf(key: string): number {
     const group = this.index.getOrAdd(sha256Hex(key), this.index.size);
     if (group !== undefined) return group;
     const added = this.index.size - 1;
@@ -126,6 +126,11 @@ class RecordGroups {
     }
     this.first[added] = -1;
     return added;
+  }
+
+  /** The group of a key the first pass saw, or undefined. */
+  numberOf(key: string): number | undefined {
+    return this.index.get(sha256Hex(key));
   }
 
   add(key: string, slot: number, completed: boolean): void {
@@ -178,7 +183,7 @@ export async function exportDpo(dir: string, out: string, options: ExportOptions
       }
       const members = [...groups.slots(group)].map((slot) => {
         const row = readRowAt(dir, places.get(slot));
-        if (groups.groupOf(groupKey(row.record)) !== group) throw new FactoryError('dataset_corrupt', `${dir}/${row.file}:${row.line} is no longer the record the first pass read: the file changed during the export`, { fix: 'export again from a dataset no other process is writing' });
+        if (groups.numberOf(groupKey(row.record)) !== group) throw new FactoryError('dataset_corrupt', `${dir}/${row.file}:${row.line} is no longer the record the first pass read: the file changed during the export`, { fix: 'export again from a dataset no other process is writing' });
         return row.record;
       });
       const completed = members.filter((record) => record.result.task_completed).sort(preference);
