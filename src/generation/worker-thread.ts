@@ -51,10 +51,14 @@ export const WORKER_HEAP_MB = 96;
 /** The young generation is where an episode's garbage dies: 8 MB cost a third of a worker's speed in collections, 32 MB does not. */
 export const WORKER_YOUNG_MB = 32;
 
-/** A thread running `entry` (a path under src/ without its extension, e.g. generation/generation-worker), given `workerData`. It shares this process's working directory. */
-export function startThread(entry: string, workerData: unknown): Worker {
+/**
+ * A thread running `entry` (a path under src/ without its extension, e.g. generation/generation-worker), given
+ * `workerData`, with a young generation of `youngMb` (WORKER_YOUNG_MB unless a pool measured better). It shares this
+ * process's working directory.
+ */
+export function startThread(entry: string, workerData: unknown, youngMb = WORKER_YOUNG_MB): Worker {
   const { code, compiled } = bootstrap(entry);
-  const options = { eval: true, workerData, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB } };
+  const options = { eval: true, workerData, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: youngMb } };
   if (!compiled) return new Worker(code, options);
   try {
     return new Worker(code, { ...options, execArgv: flagsWithoutTsx(process.execArgv) });
