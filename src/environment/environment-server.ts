@@ -12,27 +12,14 @@
 // before anything reads it; a step that fails in a way the server did not
 // foresee closes its episode at once rather than leave it half-stepped.
 
-import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { JsonLimitError, MAX_JSON_DEPTH, MAX_RECORD_DEPTH, parseBoundedJson } from '../core/bounded-json.js';
 import { errorMessage } from '../core/errors.js';
 import type { JsonObject } from '../core/json-value.js';
-import { FACTORY_VERSION } from '../core/package-paths.js';
-import { recordId } from '../lanes/episode-plan.js';
 import type { Lane } from '../lanes/lane.js';
-import { formatSeedRange } from '../lanes/seed-range.js';
-import { JsonlAppender } from '../records/jsonl.js';
-import { validateAgainst } from '../records/schema-registry.js';
-import { Trace } from '../runner/trace.js';
-import { replayRecord } from '../verify/replay.js';
-import { EPISODES_FILE } from '../generation/dataset-directory.js';
-import { EnvironmentDataset } from './environment-dataset.js';
-import { EnvironmentEpisode } from './environment-episode.js';
-import { EnvironmentError, parseEpisodeId, parseResetRequest, parseStepRequest, remoteVariant, rewardOf } from './environment-protocol.js';
-import { resolveProducedAt } from '../generation/produced-at.js';
+import { EnvironmentHost } from './environment-host.js';
+import { EnvironmentError, parseEpisodeId, parseResetRequest, parseStepRequest, rewardOf } from './environment-protocol.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /**
@@ -41,10 +28,7 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
  * error names them); like a record line, the body has room to spare past that.
  */
 export const MAX_BODY_DEPTH = MAX_RECORD_DEPTH;
-export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
-export const DEFAULT_MAX_EPISODES = 64;
-/** How many closed episodes are remembered, so a late request hears why its episode is gone. */
-const REMEMBERED_CLOSURES = 10_000;
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EPISODES } from './environment-host.js';
 
 export interface EnvironmentServerOptions {
   lane: Lane;
@@ -78,229 +62,43 @@ const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 export async function startEnvironmentServer(options: EnvironmentServerOptions): Promise<EnvironmentServer> {
   const { lane } = options;
   const host = options.host ?? '127.0.0.1';
-  const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  const maxEpisodes = options.maxEpisodes ?? DEFAULT_MAX_EPISODES;
-  const producedAt = resolveProducedAt(lane);
-  const log = options.onLog ?? (() => {});
-  const dataset = options.outDir !== undefined ? EnvironmentDataset.open(options.outDir, lane) : undefined;
-  if (options.traceDir !== undefined) mkdirSync(options.traceDir, { recursive: true });
-
-  const episodes = new Map<string, EnvironmentEpisode>();
-  const closed = new Map<string, string>();
-  const closing = new Set<Promise<void>>();
-  const recording = new Set<Promise<unknown>>();
-  let shuttingDown = false;
-
-  const retire = (episode: EnvironmentEpisode, reason: string): Promise<void> => {
-    if (episodes.get(episode.id) === episode) episodes.delete(episode.id);
-    closed.set(episode.id, reason);
-    if (closed.size > REMEMBERED_CLOSURES) closed.delete(closed.keys().next().value!);
-    const done = episode.close(reason).catch((error: unknown) => log(`episode ${episode.id}: closing failed: ${errorMessage(error)}`));
-    closing.add(done);
-    void done.finally(() => closing.delete(done));
-    return done;
-  };
-
-  const find = (id: string): EnvironmentEpisode => {
-    const episode = episodes.get(id);
-    if (episode) return episode;
-    const reason = closed.get(id);
-    if (reason !== undefined) throw new EnvironmentError(404, 'episode_closed', `episode ${id} was closed: ${reason}`, { fix: 'start a new episode with /reset' });
-    throw new EnvironmentError(404, 'unknown_episode', `no episode ${id} here`, { fix: 'pass the episode_id /reset answered with (episodes do not survive a restart of the server)' });
-  };
-
-  /** Marks the episode in use for the length of a request, so the idle timeout leaves it alone. */
-  const using = async <T>(episode: EnvironmentEpisode, work: () => Promise<T>): Promise<T> => {
-    episode.busy++;
-    episode.lastSeen = performance.now();
-    try {
-      return await work();
-    } finally {
-      episode.busy--;
-      episode.lastSeen = performance.now();
-    }
-  };
-
-  // Idleness is housekeeping, never part of a record: the wall clock is fine here.
-  const sweeper = setInterval(
-    () => {
-      const now = performance.now();
-      for (const episode of episodes.values()) {
-        if (episode.busy === 0 && now - episode.lastSeen >= idleMs) {
-          const reason = `closed after ${idleMs / 1000} s without a request (--idle-timeout)`;
-          log(`episode ${episode.id} ${reason}`);
-          void retire(episode, reason);
-        }
-      }
-    },
-    Math.max(10, Math.min(5_000, Math.floor(idleMs / 4))),
-  );
-  sweeper.unref();
-
-  const info = (): JsonObject => ({
-    lane: lane.name,
-    lane_sha256: lane.sha256,
-    description: lane.document.description,
-    world: lane.document.world.name,
-    tasks: lane.document.tasks.map((task) => ({ id: task.id, title: task.title })),
-    seeds: formatSeedRange(lane.seeds),
-    seed_range: { from: lane.seeds.from, to: lane.seeds.to },
-    limits: { ...lane.limits },
-    produced_at: producedAt,
-    factory_version: FACTORY_VERSION,
-    records: dataset ? { out: dataset.dir, written: dataset.records } : null,
-    episodes: { open: episodes.size, live: liveCount(), max: maxEpisodes },
-    idle_timeout_seconds: idleMs / 1000,
-    routes: ROUTES,
+  const episodes = new EnvironmentHost({
+    lane,
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.maxEpisodes !== undefined ? { maxEpisodes: options.maxEpisodes } : {}),
+    ...(options.outDir !== undefined ? { outDir: options.outDir } : {}),
+    ...(options.traceDir !== undefined ? { traceDir: options.traceDir } : {}),
+    ...(options.onLog ? { onLog: options.onLog } : {}),
   });
-
-  const liveCount = () => [...episodes.values()].filter((episode) => episode.live).length;
+  const log = options.onLog ?? (() => {});
 
   const reset = async (body: unknown): Promise<JsonObject> => {
-    if (shuttingDown) throw new EnvironmentError(503, 'shutting_down', 'the server is shutting down');
     const request = parseResetRequest(body, lane);
-    if (liveCount() >= maxEpisodes) {
-      throw new EnvironmentError(503, 'too_many_episodes', `${maxEpisodes} episodes are running, the most this server runs at once (--max-episodes)`, {
-        fix: 'finish or DELETE /episodes/{id} some of them (an idle one closes by itself after --idle-timeout), or restart with a larger --max-episodes',
-      });
-    }
-    const id = randomUUID();
-    // A trace file is named after the record the episode would make and the episode itself: many episodes may share a (task, seed).
-    const traceName = `${recordId(lane.name, request.task.id, request.seed, remoteVariant(request.agent))}.${id}.jsonl`;
-    const episode = new EnvironmentEpisode({
-      id,
-      lane,
-      task: request.task,
+    const { episode, start } = await episodes.open(request);
+    return {
+      episode_id: episode.id,
+      task: { id: request.task.id, title: request.task.title },
       seed: request.seed,
-      agent: request.agent,
-      producedAt,
-      ...(options.traceDir !== undefined ? { trace: new Trace(id, new JsonlAppender(join(options.traceDir, traceName), 'truncate')) } : {}),
-    });
-    episodes.set(episode.id, episode);
-    try {
-      const start = await using(episode, () => episode.start());
-      return {
-        episode_id: episode.id,
-        task: { id: request.task.id, title: request.task.title },
-        seed: request.seed,
-        agent: { ...request.agent },
-        messages: start.messages as unknown as JsonObject[],
-        tools: start.tools as unknown as JsonObject[],
-        done: start.done,
-        ...(start.done ? { reward: rewardOf(episode.record!) as unknown as JsonObject } : {}),
-      };
-    } catch (error) {
-      void retire(episode, `it failed to start: ${errorMessage(error)}`);
-      throw error;
-    }
-  };
-
-  /**
-   * A failure no answer was planned for, met while serving a request on an
-   * episode: the runner may already hold the step's action, so the episode
-   * cannot go on. It is closed at once (its world disposed, its
-   * --max-episodes slot freed, later requests told why), and its client hears
-   * a 500 that says so. Records already kept are not touched.
-   */
-  const unforeseen = (episode: EnvironmentEpisode, what: string, error: unknown): EnvironmentError => {
-    const message = errorMessage(error);
-    log(`episode ${episode.id}: ${what} failed: ${message}`);
-    void retire(episode, `its ${what} failed: ${message}`);
-    return new EnvironmentError(500, `${what}_failed`, `episode ${episode.id} was closed: its ${what} failed (${message})`, {
-      fix: 'start a new episode with /reset; other episodes are not affected. This is a bug: report it with the request that caused it',
-    });
+      agent: { ...request.agent },
+      messages: start.messages as unknown as JsonObject[],
+      tools: start.tools as unknown as JsonObject[],
+      done: start.done,
+      ...(start.done ? { reward: rewardOf(episode.record!) as unknown as JsonObject } : {}),
+    };
   };
 
   const step = async (body: unknown): Promise<JsonObject> => {
     const request = parseStepRequest(body);
-    const episode = find(request.episodeId);
-    try {
-      const answer = await using(episode, () => episode.step(request.action, request.clientIds));
-      return {
-        episode_id: episode.id,
-        ...(answer as unknown as JsonObject),
-        ...(answer.reward ? { outcome: answer.reward.outcome } : {}),
-      };
-    } catch (error) {
-      if (!(error instanceof EnvironmentError)) throw unforeseen(episode, 'step', error);
-      if (error.status === 500) {
-        log(`episode ${episode.id} crashed: ${error.message}`);
-        void retire(episode, `it crashed: ${errorMessage(episode.failure)}`);
-      }
-      throw error;
-    }
-  };
-
-  const status = (id: string): JsonObject => {
-    const episode = find(id);
-    try {
-      return episode.status();
-    } catch (error) {
-      throw unforeseen(episode, 'status', error);
-    }
-  };
-
-  const keep = async (id: string): Promise<JsonObject> => {
-    const episode = find(id);
-    return using(episode, async () => {
-      const record = episode.record;
-      if (!record) {
-        throw new EnvironmentError(409, 'not_done', `episode ${id} is not done (${episode.phase}); only a finished episode becomes a record`, { fix: 'step it until the answer says done: true' });
-      }
-      const answer = (written: boolean): JsonObject => ({
-        record_id: record.record_id,
-        verified: true,
-        written,
-        ...(dataset ? { out: dataset.dir, file: join(dataset.dir, EPISODES_FILE), records: dataset.records } : {}),
-        reward: rewardOf(record) as unknown as JsonObject,
-        record: record as unknown as JsonObject,
-        // The record's exact bytes: a line of episodes.jsonl must be exactly what its replay writes.
-        line: JSON.stringify(record),
-      });
-      if (episode.writtenRecordId !== undefined) return answer(dataset !== undefined);
-      const release = dataset?.reserve(record.record_id);
-      const work = (async () => {
-        const line = JSON.stringify(record);
-        const schemaErrors = validateAgainst('episode-record.v1', record);
-        if (schemaErrors.length > 0) {
-          throw new EnvironmentError(500, 'record_invalid', `the record of episode ${id} does not fit the record schema`, { problems: schemaErrors.map((error) => `${error.path || '/'}: ${error.reason}`) });
-        }
-        // Replay what will be stored, on a fresh world: a record is accepted only when it comes back byte for byte.
-        const trace = episode.tracePhase('replay');
-        const verdict = await replayRecord(JSON.parse(line), lane, { text: line, schemaChecked: true, ...(trace ? { trace } : {}) });
-        if (!verdict.ok) {
-          throw new EnvironmentError(422, 'replay_failed', `the record of episode ${id} did not replay on a fresh world, so it was not kept`, {
-            problems: verdict.problems,
-            fix: 'the world or its server is not deterministic; see `episode-factory lanes check` and the problems listed',
-          });
-        }
-        if (dataset) {
-          if (shuttingDown) throw new EnvironmentError(503, 'shutting_down', 'the server is shutting down; the record was not written');
-          dataset.append(record, line);
-        }
-        episode.writtenRecordId = record.record_id;
-        episode.writtenToOut = dataset !== undefined;
-      })();
-      recording.add(work);
-      try {
-        await work;
-      } finally {
-        recording.delete(work);
-        release?.();
-      }
-      return answer(dataset !== undefined);
-    });
+    const answer = await episodes.step(request.episodeId, request.action, request.clientIds);
+    return {
+      episode_id: request.episodeId,
+      ...(answer as unknown as JsonObject),
+      ...(answer.reward ? { outcome: answer.reward.outcome } : {}),
+    };
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    if (request.headers.origin !== undefined) {
-      throw new EnvironmentError(403, 'forbidden_origin', `requests from web pages (Origin ${String(request.headers.origin)}) are refused`, {
-        fix: 'call the environment from a program (Python, curl), not from a browser page',
-      });
-    }
-    if (LOOPBACK_NAMES.has(host) && !LOOPBACK_NAMES.has(hostName(request.headers.host))) {
-      throw new EnvironmentError(403, 'forbidden_host', `the Host header ${JSON.stringify(request.headers.host ?? '')} is not this loopback server`, { fix: `use ${url}` });
-    }
+    refuseForeign(request.headers);
     const path = (request.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     const method = request.method ?? 'GET';
     const route = routeOf(path);
@@ -312,22 +110,33 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
     const body = method === 'POST' ? await readJson(request, `the body of POST ${path}`) : undefined;
     switch (route.name) {
       case 'info':
-        return send(response, 200, info());
+        return send(response, 200, { ...episodes.info(), routes: ROUTES });
       case 'reset':
         return send(response, 200, await reset(body));
       case 'step':
         return send(response, 200, await step(body));
       case 'episodes':
-        return send(response, 200, { episodes: [...episodes.values()].map((episode) => episode.status(false)) });
+        return send(response, 200, { episodes: episodes.list() });
       case 'episode': {
         const id = parseEpisodeId(decodedSegment(route.id!), 'path');
-        if (method === 'GET') return send(response, 200, status(id));
-        const episode = find(id);
-        await retire(episode, 'deleted by the client');
+        if (method === 'GET') return send(response, 200, episodes.status(id));
+        const episode = await episodes.close(id, 'deleted by the client');
         return send(response, 200, { episode_id: id, closed: true, state: episode.phase });
       }
       case 'record':
-        return send(response, 200, await keep(parseEpisodeId(decodedSegment(route.id!), 'path')));
+        return send(response, 200, await episodes.keep(parseEpisodeId(decodedSegment(route.id!), 'path')));
+    }
+  };
+
+  /** A request from a browser page, or to a Host that is not this loopback server (DNS rebinding), is refused before anything reads it. */
+  const refuseForeign = (headers: IncomingMessage['headers']): void => {
+    if (headers.origin !== undefined) {
+      throw new EnvironmentError(403, 'forbidden_origin', `requests from web pages (Origin ${String(headers.origin)}) are refused`, {
+        fix: 'call the environment from a program (Python, curl), not from a browser page',
+      });
+    }
+    if (LOOPBACK_NAMES.has(host) && !LOOPBACK_NAMES.has(hostName(headers.host))) {
+      throw new EnvironmentError(403, 'forbidden_host', `the Host header ${JSON.stringify(headers.host ?? '')} is not this loopback server`, { fix: `use ${url}` });
     }
   };
 
@@ -359,8 +168,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       resolve();
     });
   }).catch((error: unknown) => {
-    clearInterval(sweeper);
-    dataset?.close();
+    episodes.abandon();
     throw error;
   });
   const port = (server.address() as AddressInfo).port;
@@ -374,18 +182,12 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
     episodes: () => episodes.size,
     close() {
       closedDown ??= (async () => {
-        shuttingDown = true;
-        clearInterval(sweeper);
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        // Record writes in flight finish first: a record is written whole or not at all.
-        await Promise.allSettled([...recording]);
-        await Promise.all([...episodes.values()].map((episode) => retire(episode, 'the server is shutting down')));
-        await Promise.all([...closing]);
+        await episodes.shutdown();
         // Answers to requests in flight have been sent by now; nothing else is waited for.
         setTimeout(() => server.closeAllConnections(), 200).unref();
         await stopped;
-        dataset?.close();
       })();
       return closedDown;
     },
