@@ -10,7 +10,7 @@
 // record and the world is disposed on the way out.
 
 import { randomUUID } from 'node:crypto';
-import type { Message, ToolDescriptor } from '../core/conversation.js';
+import type { Message, ToolDescriptor, ToolResult } from '../core/conversation.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { errorMessage } from '../core/errors.js';
 import type { JsonObject } from '../core/json-value.js';
@@ -18,7 +18,7 @@ import type { ChatMessage, ChatTool } from '../records/chat-format.js';
 import type { Lane, Task } from '../lanes/lane.js';
 import { TaskBindingError } from '../lanes/task-instance.js';
 import { InfrastructureError, type Action, type Observation, type Policy } from '../policy/policy-contract.js';
-import type { EpisodeRecord } from '../records/episode-record.js';
+import { fromRecordTool, type EpisodeRecord } from '../records/episode-record.js';
 import type { Trace, TraceSink } from '../runner/trace.js';
 import { produceEpisode } from '../verify/episode-production.js';
 import { chatFromRecord, chatFromRuntime, chatTools, EnvironmentError, remoteActor, remoteVariant, rewardOf, type RemoteAgent, type Reward } from './environment-protocol.js';
@@ -56,6 +56,8 @@ export interface StepAnswer {
   tools?: ChatTool[];
   tool_call_ids?: Record<string, string>;
   reward?: Reward;
+  /** What each tool message of `messages` reported (in their order): whether the call succeeded, and the kind of failure. Not sent by the native API. */
+  tool_results: ToolResult[];
 }
 
 interface Waiting {
@@ -203,7 +205,7 @@ export class EnvironmentEpisode {
       }
       // It ended while waiting for this step (out of wall time): say so once, with the reward.
       this.toldDone = true;
-      return { assistant: null, messages: [], done: true, applied: false, reward: rewardOf(this.record_!) };
+      return { assistant: null, messages: [], done: true, applied: false, reward: rewardOf(this.record_!), tool_results: [] };
     }
     if (this.state === 'failed') throw this.failedError();
     if (this.state === 'closed') throw new EnvironmentError(404, 'episode_closed', `episode ${this.id} was closed: ${this.closing}`);
@@ -230,16 +232,21 @@ export class EnvironmentEpisode {
       this.stepInFlight = false;
     }
     let committed: ChatMessage[];
+    let results: ToolResult[];
     let tools: ChatTool[] | undefined;
     const nextTurn = this.pendingTurn();
     const ended = this.phase === 'done';
     if (nextTurn) {
       const next: Observation = nextTurn.observation;
-      committed = chatFromRuntime(next.messages.slice(base) as Message[]);
+      const added = next.messages.slice(base) as Message[];
+      committed = chatFromRuntime(added);
+      results = added.flatMap((message) => (message.role === 'tool' ? [message.tool_result] : []));
       const listed = next.tools;
       if (canonicalJson(listed.map((tool) => tool.name)) !== this.lastToolsKey) tools = this.toolsSeen(listed);
     } else if (ended) {
-      committed = chatFromRecord(this.record_!.messages.slice(base));
+      const added = this.record_!.messages.slice(base);
+      committed = chatFromRecord(added);
+      results = added.flatMap((message) => (message.role === 'tool' ? [message.tool_result as ToolResult] : []));
       this.toldDone = true;
     } else {
       throw this.failedError();
@@ -259,7 +266,15 @@ export class EnvironmentEpisode {
       ...(tools ? { tools } : {}),
       ...(Object.keys(mapping).length > 0 ? { tool_call_ids: mapping } : {}),
       ...(ended ? { reward: rewardOf(this.record_!) } : {}),
+      tool_results: results,
     };
+  }
+
+  /** The catalog the agent sees now: the one of the turn it is asked for, or the record's once the episode is done. */
+  tools(): readonly ToolDescriptor[] {
+    const waiting = this.waiting;
+    if (waiting) return waiting.observation.tools;
+    return this.record_?.tools.map(fromRecordTool) ?? [];
   }
 
   /** The turn the runner waits on, read afresh (not narrowed across an await). */

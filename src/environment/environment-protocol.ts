@@ -39,14 +39,14 @@ export class EnvironmentError extends Error {
   }
 }
 
-const badField = (field: string, message: string, fix?: string) => new EnvironmentError(400, 'invalid_request', `${field}: ${message}`, { field, ...(fix ? { fix } : {}) });
+export const badField = (field: string, message: string, fix?: string) => new EnvironmentError(400, 'invalid_request', `${field}: ${message}`, { field, ...(fix ? { fix } : {}) });
 
 /** How much of a value a client sent an error message quotes. */
 const SHOWN_CHARACTERS = 80;
 const SHOWN_DEPTH = 4;
 
 /** A value a client sent, as an error quotes it: cut short, and a nested one only named, so a hostile value is never serialized whole into the answer. */
-function shown(value: unknown): string {
+export function shown(value: unknown): string {
   if (typeof value === 'object' && value !== null && valueDepth(value, SHOWN_DEPTH) > SHOWN_DEPTH) return Array.isArray(value) ? 'a nested list' : 'a nested object';
   const text = JSON.stringify(value) ?? String(value);
   return text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS)}…` : text;
@@ -103,7 +103,7 @@ export function parseResetRequest(body: unknown, lane: Lane): ResetRequest {
   return { task, seed, agent: parseAgent(object.agent) };
 }
 
-function parseAgent(value: unknown): RemoteAgent {
+export function parseAgent(value: unknown): RemoteAgent {
   if (value === undefined || value === null) return DEFAULT_AGENT;
   const nameFix = 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit, e.g. "qwen2.5-7b-grpo"';
   if (typeof value === 'string') {
@@ -155,7 +155,11 @@ export function parseStepRequest(body: unknown): StepRequest {
   const object = expectObject(body, '/step');
   refuseUnknown(object, ['episode_id', 'message'], '');
   const episodeId = parseEpisodeId(object.episode_id);
-  const message = object.message;
+  return { episodeId, ...parseAssistantMessage(object.message) };
+}
+
+/** An OpenAI assistant message (the `message` field of a step) as the policy contract's Action, with the ids the client gave its calls. */
+export function parseAssistantMessage(message: unknown): { action: Action; clientIds: (string | undefined)[] } {
   if (!isJsonObject(message)) throw badField('message', 'is required: an assistant message {"role": "assistant", "content": ..., "tool_calls": [...]}');
   // Other fields of a chat completion's message (refusal, reasoning_content, annotations, ...) are not the turn: a client may pass the message on as the server gave it.
   if (message.role !== undefined && message.role !== 'assistant') throw badField('message.role', `must be "assistant", got ${shown(message.role)}`);
@@ -181,7 +185,7 @@ export function parseStepRequest(body: unknown): StepRequest {
       : calls.length === 1
         ? { kind: 'tool_call', ...calls[0]!, ...(text ? { text } : {}) }
         : { kind: 'tool_calls', calls, ...(text ? { text } : {}) };
-  return { episodeId, action, clientIds };
+  return { action, clientIds };
 }
 
 /** A message's content: a string, null, or a list of parts whose text parts are joined. */
@@ -206,7 +210,7 @@ function contentText(content: unknown): string {
  * depth is judged (JSON.parse itself does not recurse), so text that is not
  * JSON stays the agent's own, however many brackets it holds.
  */
-function argumentsOf(value: unknown, field: string): unknown {
+export function argumentsOf(value: unknown, field: string): unknown {
   const parsed = parseArguments(value);
   // Text that is not JSON stays the agent's own: only parsed values are judged by depth.
   if (typeof value === 'string' && parsed === value) return parsed;

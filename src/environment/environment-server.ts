@@ -20,6 +20,10 @@ import type { JsonObject } from '../core/json-value.js';
 import type { Lane } from '../lanes/lane.js';
 import { EnvironmentHost } from './environment-host.js';
 import { EnvironmentError, parseEpisodeId, parseResetRequest, parseStepRequest, rewardOf } from './environment-protocol.js';
+import { openApiDocument } from './openapi-document.js';
+import { answerJsonRpc, parseErrorAnswer } from './openenv-mcp.js';
+import { metadataOf, schemasOf, stateOf } from './openenv-protocol.js';
+import { attachOpenEnvSockets } from './openenv-socket.js';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /**
@@ -56,7 +60,24 @@ export interface EnvironmentServer {
   close(): Promise<void>;
 }
 
-const ROUTES = ['GET /', 'GET /tasks', 'POST /reset', 'POST /step', 'GET /episodes', 'GET /episodes/{id}', 'DELETE /episodes/{id}', 'POST /episodes/{id}/record'];
+const ROUTES = [
+  'GET /',
+  'GET /tasks',
+  'POST /reset',
+  'POST /step',
+  'GET /episodes',
+  'GET /episodes/{id}',
+  'DELETE /episodes/{id}',
+  'POST /episodes/{id}/record',
+  // OpenEnv's (docs/environment.md): its socket, its JSON-RPC and what its validator reads.
+  'WebSocket /ws',
+  'POST /mcp',
+  'GET /health',
+  'GET /metadata',
+  'GET /schema',
+  'GET /state',
+  'GET /openapi.json',
+];
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 export async function startEnvironmentServer(options: EnvironmentServerOptions): Promise<EnvironmentServer> {
@@ -89,7 +110,8 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
 
   const step = async (body: unknown): Promise<JsonObject> => {
     const request = parseStepRequest(body);
-    const answer = await episodes.step(request.episodeId, request.action, request.clientIds);
+    // What each call reported is in the tool messages already: the native answer is the conversation.
+    const { tool_results: _results, ...answer } = await episodes.step(request.episodeId, request.action, request.clientIds);
     return {
       episode_id: request.episodeId,
       ...(answer as unknown as JsonObject),
@@ -107,6 +129,8 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       response.setHeader('Allow', route.methods.join(', '));
       throw new EnvironmentError(405, 'method_not_allowed', `${method} ${path} is not served; ${path} takes ${route.methods.join(', ')}`, { fix: `the routes are: ${ROUTES.join(', ')}` });
     }
+    // JSON-RPC answers every request with a JSON-RPC object and HTTP 200, a body that is not JSON included.
+    if (route.name === 'mcp') return send(response, 200, await answerJsonRpcBody(request, episodes));
     const body = method === 'POST' ? await readJson(request, `the body of POST ${path}`) : undefined;
     switch (route.name) {
       case 'info':
@@ -125,6 +149,17 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       }
       case 'record':
         return send(response, 200, await episodes.keep(parseEpisodeId(decodedSegment(route.id!), 'path')));
+      case 'health':
+        return send(response, 200, { status: 'healthy' });
+      case 'metadata':
+        return send(response, 200, metadataOf(lane));
+      case 'schema':
+        return send(response, 200, schemasOf());
+      case 'state':
+        // OpenEnv's HTTP state is a fresh session's: episodes live on /ws (or the native /episodes/{id}).
+        return send(response, 200, stateOf(undefined, 0));
+      case 'openapi':
+        return send(response, 200, openApiDocument(lane));
     }
   };
 
@@ -161,6 +196,12 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
     });
   });
   server.keepAliveTimeout = 60_000;
+  const sockets = attachOpenEnvSockets(server, episodes, {
+    maxFrameBytes: MAX_BODY_BYTES,
+    maxDepth: MAX_BODY_DEPTH,
+    refuse: (request) => refuseForeign(request.headers),
+    onLog: log,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
@@ -184,6 +225,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       closedDown ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        sockets.close();
         await episodes.shutdown();
         // Answers to requests in flight have been sent by now; nothing else is waited for.
         setTimeout(() => server.closeAllConnections(), 200).unref();
@@ -195,7 +237,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
 }
 
 interface Route {
-  name: 'info' | 'reset' | 'step' | 'episodes' | 'episode' | 'record';
+  name: 'info' | 'reset' | 'step' | 'episodes' | 'episode' | 'record' | 'mcp' | 'health' | 'metadata' | 'schema' | 'state' | 'openapi';
   methods: string[];
   id?: string;
 }
@@ -205,6 +247,12 @@ function routeOf(path: string): Route | undefined {
   if (path === '/reset') return { name: 'reset', methods: ['POST'] };
   if (path === '/step') return { name: 'step', methods: ['POST'] };
   if (path === '/episodes') return { name: 'episodes', methods: ['GET'] };
+  if (path === '/mcp') return { name: 'mcp', methods: ['POST'] };
+  if (path === '/health') return { name: 'health', methods: ['GET'] };
+  if (path === '/metadata') return { name: 'metadata', methods: ['GET'] };
+  if (path === '/schema') return { name: 'schema', methods: ['GET'] };
+  if (path === '/state') return { name: 'state', methods: ['GET'] };
+  if (path === '/openapi.json') return { name: 'openapi', methods: ['GET'] };
   const record = /^\/episodes\/([^/]+)\/record$/.exec(path);
   if (record) return { name: 'record', methods: ['POST'], id: record[1]! };
   const episode = /^\/episodes\/([^/]+)$/.exec(path);
@@ -246,6 +294,18 @@ async function readJson(request: IncomingMessage, where: string): Promise<unknow
     }
     throw new EnvironmentError(400, 'invalid_json', `the body is not JSON: ${errorMessage(error)}`, { fix: 'send a JSON object with Content-Type: application/json' });
   }
+}
+
+/** A POST /mcp body as JSON-RPC answers it: what cannot be read as JSON is a parse error (-32700), never an HTTP error. */
+async function answerJsonRpcBody(request: IncomingMessage, host: EnvironmentHost): Promise<JsonObject> {
+  let body: unknown;
+  try {
+    body = await readJson(request, 'the body of POST /mcp');
+  } catch (error) {
+    return parseErrorAnswer(errorMessage(error));
+  }
+  // OpenEnv's validator posts {} and expects a JSON-RPC answer (an invalid-request error).
+  return answerJsonRpc(body ?? {}, { host });
 }
 
 function tooLarge(): EnvironmentError {
