@@ -2,8 +2,9 @@
 # Builds the Python environment the loader test uses to open datasets the way
 # training teams do (Hugging Face datasets, pyarrow, pandas, DuckDB), and the
 # training stack examples/train uses to prove a tiny model learns from them
-# (TRL, transformers, accelerate, a CPU-only torch), and gguf, which
-# scripts/tiny-model.sh writes llama.cpp model files with. Idempotent.
+# (TRL, transformers, accelerate, a CPU-only torch), gguf, which
+# scripts/tiny-model.sh writes llama.cpp model files with, and websockets, the
+# library OpenEnv's client speaks to `env serve`'s /ws with. Idempotent.
 #
 # Indexes: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL, when set, are used for
 # everything (pip reads them itself). Otherwise the machine's local index
@@ -13,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.cache/python-loaders
-imports='import datasets, pyarrow, pandas, duckdb, trl, transformers, accelerate, torch, gguf'
+imports='import datasets, pyarrow, pandas, duckdb, trl, transformers, accelerate, torch, gguf, websockets'
 # datasets >= 4.7 reads the card's Json() features (tool-call arguments and tool parameters as objects).
 recent='assert tuple(int(x) for x in datasets.__version__.split(".")[:2]) >= (4, 7), datasets.__version__'
 if "$venv/bin/python" -c "$imports; $recent" 2>/dev/null; then
@@ -46,9 +47,9 @@ if ! "${pip[@]}" "${torch_index[@]}" "$torch"; then
   echo "python loaders: pip could not install $torch from $where; $fix" >&2
   exit 1
 fi
-packages=(pyarrow "datasets>=4.7" pandas duckdb trl transformers accelerate gguf)
+packages=(pyarrow "datasets>=4.7" pandas duckdb trl transformers accelerate gguf websockets)
 if ! "${pip[@]}" "${index[@]}" "${packages[@]}"; then
   echo "python loaders: pip could not install ${packages[*]} from $where; $fix" >&2
   exit 1
 fi
-"$venv/bin/python" -c "$imports, importlib.metadata; $recent; print('python loaders: datasets', datasets.__version__, 'pyarrow', pyarrow.__version__, 'pandas', pandas.__version__, 'duckdb', duckdb.__version__, 'trl', trl.__version__, 'transformers', transformers.__version__, 'accelerate', accelerate.__version__, 'torch', torch.__version__, 'gguf', importlib.metadata.version('gguf'))"
+"$venv/bin/python" -c "$imports, importlib.metadata; $recent; print('python loaders: datasets', datasets.__version__, 'pyarrow', pyarrow.__version__, 'pandas', pandas.__version__, 'duckdb', duckdb.__version__, 'trl', trl.__version__, 'transformers', transformers.__version__, 'accelerate', accelerate.__version__, 'torch', torch.__version__, 'gguf', importlib.metadata.version('gguf'), 'websockets', websockets.__version__)"

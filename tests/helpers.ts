@@ -117,10 +117,14 @@ export function runCliWithin(limitMs: number, cwd: string, ...args: string[]): P
 export function pythonEnvironment(): string {
   if (process.env.EPISODE_FACTORY_PYTHON) return process.env.EPISODE_FACTORY_PYTHON;
   const venvPython = join(REPO_ROOT, '.cache', 'python-loaders', 'bin', 'python');
+  // Checked once per test file: the check imports torch and the rest, seconds each time.
+  if (pythonChecked) return venvPython;
   execFileSync(join(REPO_ROOT, 'scripts', 'python-loaders.sh'), { stdio: ['ignore', 'ignore', 'inherit'], timeout: 20 * 60_000 });
   if (!existsSync(venvPython)) throw new Error(`scripts/python-loaders.sh did not build ${venvPython}`);
+  pythonChecked = true;
   return venvPython;
 }
+let pythonChecked = false;
 
 /** A value nested `depth` levels deep, objects and arrays in turn, around `leaf`: for depth limits and cycles. */
 export function nested(depth: number, leaf: unknown): unknown {
