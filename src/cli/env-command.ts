@@ -43,7 +43,10 @@ export function registerEnv(program: Command, streams: Streams, setExit: (status
         'accept. GET / lists the tasks; GET and DELETE /episodes/{id}. Errors are JSON {error: {code, message, field, fix}}. ' +
         'Listens on 127.0.0.1 (requests from browser pages are refused) and prints the URL on stderr; runs until Ctrl-C or ' +
         'SIGTERM, which close every episode and dispose its world. A Python client (standard library only) is in ' +
-        'clients/python/.',
+        "clients/python/. The same server speaks OpenEnv's protocol: the WebSocket /ws (frames reset, step, state, close, " +
+        'mcp; actions list_tools, call_tool and message; a reset with only a seed derives the task from it), POST /mcp ' +
+        '(JSON-RPC: tools/list, tools/call, openenv/session/create and close), /health, /metadata, /schema, /state and ' +
+        '/openapi.json, so OpenEnv clients and `openenv validate --url` work against it (docs/environment.md).',
     )
     .argument('<lane>', 'a lane name (lanes/<name>.json) or a path to a lane file')
     .option('--port <port>', 'the port to listen on; 0 picks a free one', '0')
@@ -61,6 +64,7 @@ export function registerEnv(program: Command, streams: Streams, setExit: (status
         '  curl -s localhost:8940/tasks\n' +
         '  curl -s localhost:8940/reset -d \'{"task": "close-duplicate", "seed": 3, "agent": "my-model"}\'\n' +
         '  python3 clients/python/example_agent.py --url http://127.0.0.1:8940 --episodes 5\n' +
+        '  python3 clients/python/openenv_validate.py http://127.0.0.1:8940     # the checks of openenv validate --url\n' +
         '  episode-factory replay datasets/online && episode-factory audit datasets/online',
     )
     .action(async (laneReference: string, flags: EnvServeFlags) => {

@@ -11,6 +11,9 @@
 // disposed before the process ends. A body is bounded in size and depth
 // before anything reads it; a step that fails in a way the server did not
 // foresee closes its episode at once rather than leave it half-stepped.
+// Beside its own routes it speaks OpenEnv's (openenv-socket.ts for /ws,
+// openenv-mcp.ts for POST /mcp, and the routes OpenEnv's validator reads);
+// every protocol drives the same episodes (environment-host.ts).
 
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
