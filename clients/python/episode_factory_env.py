@@ -186,16 +186,20 @@ class EpisodeFactoryEnv:
         return {"messages": list(self.messages), "tools": list(self.tools)}
 
 
-def prompt_rows(url: str, seeds: Iterable[int], tasks: Optional[Iterable[str]] = None, agent: Any = None) -> list:
+def prompt_rows(url: str, seeds: Iterable[int], tasks: Optional[Iterable[str]] = None, agent: Any = None, with_tools: bool = True) -> list:
     """Rows for a training dataset: {prompt: [system, user], tools, task, seed} for every (task, seed), read from the
-    server (each episode is opened and closed again). `task` and `seed` are the columns the reward function reads."""
+    server (each episode is opened and closed again). `task` and `seed` are the columns the reward function reads.
+    with_tools=False leaves out `tools`: with an environment_factory, TRL lists the environment's methods instead."""
     env = EpisodeFactoryEnv(url)
     task_ids = list(tasks) if tasks is not None else [task["id"] for task in env.tasks()["tasks"]]
     rows = []
     for task in task_ids:
         for seed in seeds:
             observation, _info = env.reset(task=task, seed=seed, agent=agent)
-            rows.append({"prompt": observation["messages"], "tools": observation["tools"], "task": task, "seed": seed})
+            row = {"prompt": observation["messages"], "tools": observation["tools"], "task": task, "seed": seed}
+            if not with_tools:
+                del row["tools"]
+            rows.append(row)
             env.close()
     return rows
 
