@@ -3,6 +3,8 @@
 // record generate would make for the same (task, seed): its assistant turns,
 // in OpenAI chat shape, are what a client sends step by step.
 
+import { after } from 'node:test';
+import { startEnvironmentServer, type EnvironmentServer, type EnvironmentServerOptions } from '../src/environment/environment-server.js';
 import type { Lane } from '../src/lanes/lane.js';
 import { findTask } from '../src/lanes/lane.js';
 import { policyFactoryFor } from '../src/selection/scripted-policy-factory.js';
@@ -72,4 +74,17 @@ export async function drive(base: string, reset: Record<string, unknown>, turns:
     if (answer.status !== 200 || answer.body.done) break;
   }
   return { reset: opened, steps };
+}
+
+/** `serve(lane, options)` for a test file: starts `env serve` in process, and every server it started is closed after the file. */
+export function environmentServers(): (lane: Lane, options?: Partial<EnvironmentServerOptions>) => Promise<EnvironmentServer> {
+  const servers: EnvironmentServer[] = [];
+  after(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+  });
+  return async (lane, options = {}) => {
+    const server = await startEnvironmentServer({ lane, ...options });
+    servers.push(server);
+    return server;
+  };
 }

@@ -8,10 +8,9 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
 import { EnvironmentDataset } from '../../src/environment/environment-dataset.js';
-import { startEnvironmentServer, type EnvironmentServer, type EnvironmentServerOptions } from '../../src/environment/environment-server.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { Lane } from '../../src/lanes/lane.js';
@@ -19,21 +18,12 @@ import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { readTrace } from '../../src/runner/trace.js';
 import type { World } from '../../src/world/world-contract.js';
 import { registerWorld } from '../../src/world/world-registry.js';
-import { assistantTurns, drive, generatedRecord, get, post, request } from '../environment-client.js';
+import { assistantTurns, drive, environmentServers, generatedRecord, get, post, request } from '../environment-client.js';
 import { REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
 withoutVariable('SOURCE_DATE_EPOCH');
 
-const servers: EnvironmentServer[] = [];
-after(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
-
-async function serve(lane: Lane, options: Partial<EnvironmentServerOptions> = {}): Promise<EnvironmentServer> {
-  const server = await startEnvironmentServer({ lane, ...options });
-  servers.push(server);
-  return server;
-}
+const serve = environmentServers();
 
 const toolWorld = loadLane('tool-world-v1', REPO_ROOT);
 

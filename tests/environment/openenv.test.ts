@@ -14,28 +14,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
-import { startEnvironmentServer, type EnvironmentServer, type EnvironmentServerOptions } from '../../src/environment/environment-server.js';
 import { parseOpenEnvAction, parseOpenEnvReset, OpenEnvError } from '../../src/environment/openenv-protocol.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
-import type { Lane } from '../../src/lanes/lane.js';
-import { assistantTurns, generatedRecord, get, post, request } from '../environment-client.js';
+import { assistantTurns, environmentServers, generatedRecord, get, post, request } from '../environment-client.js';
 import { pythonEnvironment, REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
 withoutVariable('SOURCE_DATE_EPOCH');
 
-const servers: EnvironmentServer[] = [];
-after(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
-
-async function serve(lane: Lane, options: Partial<EnvironmentServerOptions> = {}): Promise<EnvironmentServer> {
-  const server = await startEnvironmentServer({ lane, ...options });
-  servers.push(server);
-  return server;
-}
+const serve = environmentServers();
 
 const toolWorld = loadLane('tool-world-v1', REPO_ROOT);
 

@@ -9,29 +9,24 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
-import { startEnvironmentServer, type EnvironmentServer } from '../../src/environment/environment-server.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { recordedActions } from '../../src/verify/replay-policy.js';
-import { generatedRecord } from '../environment-client.js';
+import { environmentServers, generatedRecord } from '../environment-client.js';
 import { pythonEnvironment, REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
 withoutVariable('SOURCE_DATE_EPOCH');
 
-const servers: EnvironmentServer[] = [];
-after(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
+const serve = environmentServers();
 
 const toolWorld = loadLane('tool-world-v1', REPO_ROOT);
 
 describe('TRL environment_factory over env serve', () => {
   it('offers one typed, documented method per tool; plays solutions call by call to reward 1.0 and a wrong answer to 0.0; kept records replay and audit', async () => {
     const out = join(temporaryDirectory(), 'grpo');
-    const server = await startEnvironmentServer({ lane: toolWorld, outDir: out });
-    servers.push(server);
+    const server = await serve(toolWorld, { outDir: out });
     const plays = [];
     const tasks = ['assignee-email', 'close-named-issue', 'relabel-issue'];
     for (const task of tasks) {

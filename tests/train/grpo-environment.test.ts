@@ -9,26 +9,22 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { tinyModelPath } from '../../src/cli/engine-command.js';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
-import { startEnvironmentServer, type EnvironmentServer } from '../../src/environment/environment-server.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
+import { environmentServers } from '../environment-client.js';
 import { pythonEnvironment, REPO_ROOT, temporaryDirectory, withoutVariable } from '../helpers.js';
 
 withoutVariable('SOURCE_DATE_EPOCH');
 
-const servers: EnvironmentServer[] = [];
-after(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
+const serve = environmentServers();
 
 describe('GRPO with TRL against env serve', () => {
   it('trains two GRPO steps of the tiny model whose rollouts call the world\'s tools, scored by the hidden checks; the kept episodes replay and audit', async () => {
     const out = join(temporaryDirectory(), 'grpo');
-    const server = await startEnvironmentServer({ lane: loadLane('tool-world-v1', REPO_ROOT), outDir: out });
-    servers.push(server);
+    const server = await serve(loadLane('tool-world-v1', REPO_ROOT), { outDir: out });
     const run = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) =>
       execFile(
         pythonEnvironment(),
