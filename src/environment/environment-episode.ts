@@ -246,7 +246,7 @@ export class EnvironmentEpisode {
     } else if (ended) {
       const added = this.record_!.messages.slice(base);
       committed = chatFromRecord(added);
-      results = added.flatMap((message) => (message.role === 'tool' ? [message.tool_result as ToolResult] : []));
+      results = added.flatMap((message) => (message.role === 'tool' ? [message.tool_result] : []));
       this.toldDone = true;
     } else {
       throw this.failedError();

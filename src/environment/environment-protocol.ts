@@ -39,7 +39,7 @@ export class EnvironmentError extends Error {
   }
 }
 
-export const badField = (field: string, message: string, fix?: string) => new EnvironmentError(400, 'invalid_request', `${field}: ${message}`, { field, ...(fix ? { fix } : {}) });
+const badField = (field: string, message: string, fix?: string) => new EnvironmentError(400, 'invalid_request', `${field}: ${message}`, { field, ...(fix ? { fix } : {}) });
 
 /** How much of a value a client sent an error message quotes. */
 const SHOWN_CHARACTERS = 80;
