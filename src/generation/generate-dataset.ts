@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage, FactoryError } from '../core/errors.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { planEpisodes, specRecordId } from '../lanes/episode-plan.js';
+import { episodePlan, specRecordId } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
 import { COLUMNAR_FORMATS } from '../records/columnar-names.js';
@@ -132,7 +132,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const { lane, outDir } = options;
   const seeds = options.seeds ?? lane.seeds;
   const prepared = options.policy ?? { factory: policyFactoryFor(lane) };
-  const plan = planEpisodes(lane, seeds, options.tasks, options.variants, prepared.policy);
+  const plan = episodePlan(lane, seeds, options.tasks, options.variants, prepared.policy);
   const slice = shardSlice(plan.length, options.shard);
   const producedAt = resolveProducedAt(lane);
   const concurrency = positive('--concurrency', options.concurrency ?? 1);
@@ -298,7 +298,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     lane_sha256: lane.sha256,
     out_dir: outDir,
     seeds: formatSeedRange(seeds),
-    tasks: [...new Set(plan.map((spec) => spec.task.id))],
+    tasks: plan.length === 0 ? [] : plan.tasks.map((task) => task.id),
     shard: options.shard ? { ...options.shard, ...slice, plan_episodes: plan.length } : null,
     episodes: total,
     workers: workerCount,
@@ -344,7 +344,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   }
   const recordFileNames = nameRecordFiles(staging, jsonlRows.length, OUTPUT_FORMATS.filter((format) => formats.has(format)));
 
-  const traceFiles = stageTraceArchives(staging, parts, (index) => specRecordId(plan[index]!));
+  const traceFiles = stageTraceArchives(staging, parts, (index) => specRecordId(plan.at(index)));
   const { format: _format, slice: _slice, ...run } = identity;
   await publishDataset(staging, outDir, previousDataset, [...recordFileNames, REJECTED_FILE, ...traceFiles], {
     operation: 'generate',

@@ -7,7 +7,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../core/errors.js';
-import { planEpisodes } from '../lanes/episode-plan.js';
+import { episodePlan } from '../lanes/episode-plan.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
 import { producePart, type EpisodeOutcome, type PartContext } from './part-production.js';
 import { policyFactoryFor } from '../selection/scripted-policy-factory.js';
@@ -55,7 +55,7 @@ if (port) {
     void (async () => {
       try {
         context ??= {
-          plan: planEpisodes(setup.lane, setup.seeds, setup.tasks, setup.variants),
+          plan: episodePlan(setup.lane, setup.seeds, setup.tasks, setup.variants),
           policy: policyFactoryFor(setup.lane),
           producedAt: setup.producedAt,
           staging: setup.staging,

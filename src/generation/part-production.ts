@@ -8,7 +8,7 @@
 // Every episode's trace goes into the part's one trace archive.
 
 import { inPhase, inPhaseAsync } from '../core/phase-profile.js';
-import type { EpisodeSpec } from '../lanes/episode-plan.js';
+import type { EpisodePlan } from '../lanes/episode-plan.js';
 import { RecordBatchBuilder } from '../records/arrow-builders.js';
 import { recordToRow } from '../records/arrow-schema.js';
 import { ipcStream } from '../records/arrow-ipc.js';
@@ -17,7 +17,7 @@ import { PartTraceArchive } from './part-trace-archive.js';
 import { writePart, type PartSummary } from './run-parts.js';
 
 export interface PartContext extends VerificationContext {
-  plan: readonly EpisodeSpec[];
+  plan: EpisodePlan;
   staging: string;
   /** Episodes in flight at once within the part. */
   concurrency: number;
@@ -70,7 +70,7 @@ async function producePartRange(context: PartContext, start: number, end: number
   try {
     while (finished < end) {
       while (next < end && pending.size < context.concurrency && !hooks.shouldStop()) {
-        pending.set(next, verifyEpisode(context.plan[next]!, context, archive.output()));
+        pending.set(next, verifyEpisode(context.plan.at(next), context, archive.output()));
         next++;
       }
       const result = pending.get(finished);

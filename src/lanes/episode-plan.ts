@@ -6,7 +6,6 @@
 import { FactoryError } from '../core/errors.js';
 import { substream } from '../core/random.js';
 import type { Lane, SeedRange, Task } from './lane.js';
-import { seedsOf } from './seed-range.js';
 
 export interface EpisodeSpec {
   lane: Lane;
@@ -40,13 +39,49 @@ export function everyVariant(lane: Lane): string[] | undefined {
     .sort();
 }
 
-export function planEpisodes(
-  lane: Lane,
-  seeds: SeedRange = lane.seeds,
-  taskIds?: readonly string[],
-  variantNames?: readonly string[],
-  policy?: string,
-): EpisodeSpec[] {
+/**
+ * A run's episodes in plan order, each made when asked for: a run of millions
+ * of episodes holds its tasks, seed range and variants, not a spec per
+ * episode (which cost about a hundred bytes each, on every thread that plans).
+ */
+export class EpisodePlan {
+  readonly length: number;
+  private readonly seedCount: number;
+
+  constructor(
+    readonly lane: Lane,
+    readonly tasks: readonly Task[],
+    private readonly seeds: SeedRange,
+    private readonly variants: readonly (string | undefined)[],
+    private readonly policy: string | undefined,
+  ) {
+    this.seedCount = seeds.to - seeds.from + 1;
+    this.length = this.seedCount * tasks.length * variants.length;
+  }
+
+  /** The episode at `index`: task by task, seeds ascending, each seed's variants in order. */
+  at(index: number): EpisodeSpec {
+    if (!Number.isInteger(index) || index < 0 || index >= this.length) throw new RangeError(`plan index ${index} is outside 0..${this.length - 1}`);
+    const perTask = this.seedCount * this.variants.length;
+    const task = this.tasks[Math.floor(index / perTask)]!;
+    const within = index % perTask;
+    const seed = this.seeds.from + Math.floor(within / this.variants.length);
+    const variant = this.variants[within % this.variants.length];
+    return { lane: this.lane, task, seed, ...(variant === undefined ? {} : { variant }), ...(this.policy === undefined ? {} : { policy: this.policy }) };
+  }
+
+  /** Every episode, as a list (for plans small enough to hold). */
+  all(): EpisodeSpec[] {
+    return Array.from({ length: this.length }, (_, index) => this.at(index));
+  }
+}
+
+/** The episodes of a run as a list; `episodePlan` gives the same plan without holding it. */
+export function planEpisodes(lane: Lane, seeds: SeedRange = lane.seeds, taskIds?: readonly string[], variantNames?: readonly string[], policy?: string): EpisodeSpec[] {
+  return episodePlan(lane, seeds, taskIds, variantNames, policy).all();
+}
+
+export function episodePlan(lane: Lane, seeds: SeedRange = lane.seeds, taskIds?: readonly string[], variantNames?: readonly string[], policy?: string): EpisodePlan {
   let tasks = lane.document.tasks;
   if (taskIds && taskIds.length > 0) {
     const unknown = taskIds.filter((id) => !tasks.some((task) => task.id === id));
@@ -73,11 +108,7 @@ export function planEpisodes(
       fix: 'split the seed range across several runs',
     });
   }
-  return tasks.flatMap((task) =>
-    seedsOf(seeds).flatMap((seed) =>
-      variants.map((variant): EpisodeSpec => ({ lane, task, seed, ...(variant === undefined ? {} : { variant }), ...(policy === undefined ? {} : { policy }) })),
-    ),
-  );
+  return new EpisodePlan(lane, tasks, seeds, variants, policy);
 }
 
 const MAX_PLANNED_EPISODES = 10_000_000;
