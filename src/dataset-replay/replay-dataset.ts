@@ -14,6 +14,7 @@ import { compareWithManifest, readVerifiableManifest } from '../records/manifest
 import { isRecordFilePath, recordFiles } from '../records/record-files.js';
 import { RecordIdIndex, type RecordPlace } from '../dataset/dataset-reader.js';
 import { ReplayPool, threadsFor } from './replay-pool.js';
+import type { LineVerdict } from './record-replay.js';
 
 export interface ReplayFailure {
   /** The record id, or `episodes.jsonl:<line>` for a line that is not a record. */
@@ -100,8 +101,9 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   const filtered = recordIds.length > 0;
   const wanted = new Set(recordIds);
   const found = new Set<string>();
-  // Like a corrupt line, a line removed elsewhere is not the business of a replay of chosen records.
-  const { manifestProblems, noManifest } = filtered ? { manifestProblems: [], noManifest: false } : await manifestCheck(dir, files);
+  // Like a corrupt line, a line removed elsewhere is not the business of a replay of chosen records. The files are
+  // hashed while the records replay (it never rejects): on threads, this thread is otherwise idle.
+  const manifest = filtered ? Promise.resolve({ manifestProblems: [], noManifest: false }) : manifestCheck(dir, files);
   const failures: ReplayFailure[] = [];
   let unlisted = 0;
   const fail = (failure: ReplayFailure) => {
@@ -113,7 +115,16 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
 
   // Streamed: one line at a time, so a replay's memory does not grow with the file (the ids seen are kept, to catch a repeat).
   // Records are replayed on --workers threads; what each one found is taken in file order, so the summary is the same bytes whatever the count.
-  const total = filtered ? recordIds.length : await countLines(files.map((file) => join(dir, file)));
+  // A given number of threads start before the lines are counted (a thread takes over half a second to load); `auto` needs the count.
+  const known = options.workers === 'auto' ? undefined : threadsFor(options.workers, 0);
+  let pool: ReplayPool<Item> | undefined = known === undefined ? undefined : newPool(known);
+  let total: number;
+  try {
+    total = filtered ? recordIds.length : await countLines(files.map((file) => join(dir, file)));
+  } catch (error) {
+    await pool?.close();
+    throw error;
+  }
   let selected = 0;
   let verified = 0;
   let failed = 0;
@@ -121,7 +132,10 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
   type Item = { file: number; line: number; problem?: string; place?: RecordPlace; text?: string };
   // Where each record_id was first seen, by a fingerprint confirmed against the line (a few dozen bytes a record, not the id).
   const firstSeen = new RecordIdIndex(dir);
-  const pool = new ReplayPool<Item>({ workers: threadsFor(options.workers, total), mode: 'replay', ...(options.lane === undefined ? {} : { lane: options.lane }) }, (item, found) => {
+  function newPool(threads: number): ReplayPool<Item> {
+    return new ReplayPool<Item>({ workers: threads, mode: 'replay', ...(options.lane === undefined ? {} : { lane: options.lane }) }, onVerdict);
+  }
+  function onVerdict(item: Item, found: LineVerdict | undefined): void {
     const lineWhere = `${files[item.file]}:${item.line}`;
     if (found === undefined || 'corrupt' in found) {
       fail({ where: lineWhere, problems: [item.problem ?? (found as { corrupt: string }).corrupt] });
@@ -146,7 +160,8 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
       fail({ where: recordId ?? lineWhere, problems });
     }
     options.onRecord?.(selected, Math.max(total, selected), problems === undefined);
-  });
+  }
+  pool ??= newPool(threadsFor(options.workers, total));
   try {
     for (const [fileIndex, file] of files.entries()) {
       for await (const entry of readLines(join(dir, file))) {
@@ -182,6 +197,7 @@ export async function replayDataset(dir: string, options: ReplayDatasetOptions =
     }
   }
 
+  const { manifestProblems, noManifest } = await manifest;
   return {
     dir,
     records: selected,
