@@ -97,20 +97,22 @@ class EpisodeFactoryEnv:
         """GET /tasks: {lane, lane_sha256, tasks: [{id, title}], seeds, seed_range, limits, ...}."""
         return self._http.request("GET", "/tasks")
 
-    def reset(self, task: Optional[str] = None, seed: Optional[int] = None, agent: Any = None, options: Optional[dict] = None):
+    def reset(self, task: Optional[str] = None, seed: Optional[int] = None, agent: Any = None, options: Optional[dict] = None, rollout: Optional[int] = None):
         """Opens a new episode, closing this instance's previous one (keep that first with record()). Returns (observation, info).
 
         task may be omitted when the lane has one task; seed defaults to the lane's first seed; agent is a name
-        ("my-model") or {"name": ..., "version": ...} and names the record's policy actor. `options` may carry the
-        same keys, Gymnasium-style.
+        ("my-model") or {"name": ..., "version": ...} and names the record's policy actor. rollout (0, 1, ...)
+        numbers one of a GRPO group's rollouts of the same task and seed, so that each is kept as its own record.
+        `options` may carry the same keys, Gymnasium-style.
         """
         options = dict(options or {})
         task = task if task is not None else options.get("task")
         seed = seed if seed is not None else options.get("seed")
         agent = agent if agent is not None else options.get("agent")
+        rollout = rollout if rollout is not None else options.get("rollout")
         if self.episode_id is not None:
             self.close()
-        body = {key: value for key, value in (("task", task), ("seed", seed), ("agent", agent)) if value is not None}
+        body = {key: value for key, value in (("task", task), ("seed", seed), ("agent", agent), ("rollout", rollout)) if value is not None}
         answer = self._http.request("POST", "/reset", body)
         self.episode_id = answer["episode_id"]
         self.messages = list(answer["messages"])
@@ -118,6 +120,8 @@ class EpisodeFactoryEnv:
         self.done = bool(answer.get("done"))
         self.last_reward = answer.get("reward")
         info = {"episode_id": self.episode_id, "task": answer["task"], "seed": answer["seed"], "agent": answer["agent"]}
+        if "rollout" in answer:
+            info["rollout"] = answer["rollout"]
         return self._observation(), info
 
     def step(self, message: Any):
@@ -261,19 +265,23 @@ def make_reward_function(
     and when they run out before the episode is done an empty final answer ends it. The reward is the episode's
     `reward` (1.0 when every hidden predicate passed) or, with reward_key="completed", 1.0 only when the record's
     task_completed is true (also a final answer and no unsupported claim). With keep_records, each episode is kept as a
-    replay-verified record (in the server's --out): one record per (task, seed, agent), so give each checkpoint its
-    own agent name (e.g. "grpo-step400") and later rollouts of a prompt by the same agent are not kept again. A step
+    replay-verified record (in the server's --out), numbered as the next rollout of its (task, seed)'s GRPO group
+    (counted by this function, in completion order), so every completion of a group is kept; a new reward function
+    counts from 0 again, so name the agent per run (a rollout the --out already holds is not kept twice). A step
     the server refuses as malformed (or nested too deep) scores 0.0 and is printed; any other refusal (the server full,
     an episode that failed, a task that cannot be set up on the row's seed) raises EnvError, since it says nothing about
     the completion.
     """
 
-    def score(index: int, completion: Any, kwargs: dict) -> float:
+    # The next rollout of each (task, seed): numbered before the completions are scored in parallel, so in their order.
+    rollouts: dict = {}
+
+    def score(index: int, completion: Any, kwargs: dict, rollout: int) -> float:
         task = _column(kwargs, task_key, index)
         seed = _column(kwargs, seed_key, index)
         env = EpisodeFactoryEnv(url)
         try:
-            env.reset(task=task, seed=seed, agent=agent)
+            env.reset(task=task, seed=seed, agent=agent, rollout=rollout)
             details = env.last_reward if env.done else None
             for turn in completion_turns(completion):
                 if env.done:
@@ -304,8 +312,13 @@ def make_reward_function(
             env.close()
 
     def reward_function(completions, **kwargs) -> list:
+        numbered = []
+        for index in range(len(completions)):
+            key = (json.dumps(_column(kwargs, task_key, index)), json.dumps(_column(kwargs, seed_key, index)))
+            numbered.append(rollouts.get(key, 0))
+            rollouts[key] = numbered[-1] + 1
         with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
-            return list(pool.map(lambda item: score(item[0], item[1], kwargs), enumerate(completions)))
+            return list(pool.map(lambda item: score(item[0], item[1], kwargs, numbered[item[0]]), enumerate(completions)))
 
     reward_function.__name__ = "episode_factory_reward"
     return reward_function

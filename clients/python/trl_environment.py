@@ -25,7 +25,10 @@ What this module does with that:
 - `reset(**row)` takes the row's `task` and `seed` (or only `seed`: seed s of
   a lane of N tasks plays task s mod N on seed s // N, as a reset with only a
   seed does on the server's OpenEnv socket) and closes the instance's
-  previous episode. The server's episode opens at the first tool call, so the
+  previous episode. Each reset of a (task, seed) is the next rollout of its
+  GRPO group (0, 1, ... counted by the class, in the order TRL resets), so
+  with `keep_records=True` every rollout of a group is kept, each as its own
+  record (`stats` then reports pass^k over the groups). The server's episode opens at the first tool call, so the
   lane's `wall_time_ms` does not count the time TRL spends generating the rest
   of the batch before it; it still counts the turns after it.
 - Each tool call is one assistant turn of one call on the server; the method
@@ -52,6 +55,7 @@ Standard library only, besides episode_factory_env.py next to it.
 import inspect
 import json
 import keyword
+import threading
 import typing
 from typing import Any, Callable, Iterable, Optional
 
@@ -150,10 +154,14 @@ def derived_episode(task_ids: list, task: Optional[str], seed: Optional[int]) ->
 def environment_class(url: str, agent: Any = "trl-grpo", timeout: float = 120.0, task: Optional[str] = None) -> type:
     """A class for `GRPOTrainer(environment_factory=...)`: TRL calls it with no arguments, once per rollout.
 
-    `agent` names the records' policy actor (name it per run or checkpoint: a dataset keeps one record per
-    task, seed and agent). The tools are the catalog of `task` (default: the lane's first) on seed 0.
+    `agent` names the records' policy actor (name it per run: a dataset keeps one record per task, seed, agent
+    and rollout, and rollouts are counted from 0 again by a new class). The tools are the catalog of `task`
+    (default: the lane's first) on seed 0.
     """
     task_ids, tools = server_catalog(url, task=task, timeout=timeout)
+    # The next rollout of each (task, seed), shared by every instance TRL makes of the class.
+    rollouts: dict = {}
+    counting = threading.Lock()
 
     class EpisodeFactoryEnvironment:
         """One rollout's episode on an `env serve` world."""
@@ -162,6 +170,7 @@ def environment_class(url: str, agent: Any = "trl-grpo", timeout: float = 120.0,
             self._env = EpisodeFactoryEnv(url, timeout=timeout)
             self._task = None
             self._seed = None
+            self._rollout = None
             self._opened = False
 
         def reset(self, **row) -> None:
@@ -169,12 +178,15 @@ def environment_class(url: str, agent: Any = "trl-grpo", timeout: float = 120.0,
             if self._opened:
                 self._env.close()
             self._task, self._seed = derived_episode(task_ids, row.get("task"), row.get("seed"))
+            with counting:
+                self._rollout = rollouts.get((self._task, self._seed), 0)
+                rollouts[(self._task, self._seed)] = self._rollout + 1
             self._opened = False
             return None
 
         def _open(self) -> None:
             if not self._opened:
-                self._env.reset(task=self._task, seed=self._seed, agent=agent)
+                self._env.reset(task=self._task, seed=self._seed, agent=agent, rollout=self._rollout)
                 self._opened = True
 
         def _call(self, name: str, arguments: dict) -> str:
@@ -230,7 +242,7 @@ def make_environment_reward(reward_key: str = "reward", keep_records: bool = Fal
                 try:
                     environment._record()
                 except EnvError as error:
-                    # A second record of the same (task, seed, agent) is refused by design: the score stands.
+                    # The --out of an earlier run with the same agent name holds this rollout already: the score stands.
                     if error.code != "duplicate_record":
                         raise
         return scores

@@ -159,7 +159,7 @@ export function schemaSection(input: DatasetCardInput): string {
     ['catalog_updates', 'catalog refreshes during the episode (after `notifications/tools/list_changed`): `{before_message, removed, added}`'],
     ['recovery', '`{error_turns, recovered, faults_fired}`: tool messages with `ok: false`; whether the task was completed despite them; every fault that fired (`{kind, fault, step, tool, call, detail}`)'],
     ['result', '`{task_completed, verified_by, outcome, outcome_detail?, predicates, steps, tool_calls, rejected_calls, initial_snapshot_sha256, final_snapshot_sha256}`; `predicates` are the hidden checks, each `{id, passed, detail?}`'],
-    ['provenance', '`{produced_at, actors, lineage}`: who acted (policy, user simulator when the task has one, world, factory), and the lane, its sha256, task, variant, seed, phrasing (which phrasing of a grammar the user message is, when the task has one), operation and the commands that regenerate and replay the record'],
+    ['provenance', '`{produced_at, actors, lineage}`: who acted (policy, user simulator when the task has one, world, factory), and the lane, its sha256, task, variant, seed, group_id and rollout (for a rollout of a GRPO group), phrasing (which phrasing of a grammar the user message is, when the task has one), operation and the commands that regenerate and replay the record'],
   ];
   const splits = configSplits(input);
   const dataFiles = `{${splits.map((split) => `${JSON.stringify(split.name)}: ${JSON.stringify(split.path)}`).join(', ')}}`;

@@ -13,6 +13,7 @@ import { type Rate, wilsonInterval } from '../statistics/wilson-interval.js';
 import { sortedRecord } from './key-order.js';
 import { type Distribution, WholeNumbers } from './stats-distribution.js';
 import { CountTally, RateTally } from './stats-tallies.js';
+import { GroupTally, type GroupStats } from './stats-groups.js';
 
 export const STATS_FORMAT = 'episode-factory.stats.v1';
 
@@ -96,6 +97,8 @@ export interface DatasetStats {
   wording: {
     by_task: Record<string, TaskWording>;
   };
+  /** GRPO groups (records with a group_id and a rollout): pass^k, pass@k and the reward's spread within groups. Absent when no record is in one. */
+  groups?: GroupStats;
 }
 
 /** The first thing the user said: what a phrasing grammar varies. */
@@ -165,6 +168,7 @@ export class StatsAccumulator {
   private readonly duplicateExamples: DuplicateExample[] = [];
   /** Per task, distinct counts by fingerprint, so a large dataset holds no message text and a few bytes a record. */
   private readonly wordings = new Map<string, { records: number; messages: DistinctCount; phrasings: Set<string>; trajectories: DistinctCount }>();
+  private readonly groups = new GroupTally();
 
   add(record: EpisodeRecord): void {
     this.records++;
@@ -187,6 +191,7 @@ export class StatsAccumulator {
     this.toolCallLengths.add(toolCallCount(record));
     this.addTurns(record);
     this.addTrajectory(record);
+    this.groups.add(record);
   }
 
   private addTurns(record: EpisodeRecord): void {
@@ -264,6 +269,7 @@ export class StatsAccumulator {
     for (const [kind, tally] of this.faultKinds) {
       byKind.set(kind, { fired: tally.fired, episodes: tally.episodes, completed: wilsonInterval(tally.completed, tally.episodes) });
     }
+    const groups = this.groups.finish();
     return {
       format: STATS_FORMAT,
       records: this.records,
@@ -299,6 +305,7 @@ export class StatsAccumulator {
           ),
         ),
       },
+      ...(groups ? { groups } : {}),
     };
   }
 }

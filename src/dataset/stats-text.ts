@@ -5,6 +5,7 @@
 
 import { formatRate, type Rate } from '../statistics/wilson-interval.js';
 import type { DatasetStats, TurnStats } from './dataset-stats.js';
+import type { GroupReliability, GroupStats } from './stats-groups.js';
 import type { Distribution, HistogramBin } from './stats-distribution.js';
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
@@ -95,6 +96,8 @@ export function formatStats(stats: DatasetStats): string {
       ]),
   );
 
+  if (stats.groups) sections.push(groupsText(stats.groups));
+
   const countRows = (label: string, counts: Record<string, number>): string[][] => [
     [label, 'records'],
     ...Object.entries(counts).map(([key, count]) => [key, String(count)]),
@@ -133,4 +136,26 @@ export function formatStats(stats: DatasetStats): string {
   sections.push(histogramText('messages per episode', stats.lengths.messages));
   sections.push(histogramText('tool calls per episode', stats.lengths.tool_calls));
   return sections.join('\n');
+}
+
+/** GRPO groups: their sizes and spread, then pass^k and pass@k overall and per task, k = 1 and the largest k given. */
+function groupsText(groups: GroupStats): string {
+  const sizes = Object.entries(groups.by_size).map(([size, count]) => `${count} of ${size}`).join(', ');
+  const ks = Object.keys(groups.pass_hat_k);
+  const shownK = [...new Set([ks[0]!, ks[ks.length - 1]!])];
+  const row = (label: string, reliability: GroupReliability): string[] => [
+    label,
+    String(reliability.groups),
+    String(reliability.zero_variance),
+    ...shownK.flatMap((k) => [formatNumber(reliability.pass_hat_k[k] ?? null, 3), formatNumber(reliability.pass_at_k[k] ?? null, 3)]),
+  ];
+  return (
+    `GRPO groups: ${groups.groups} groups of ${groups.rollouts} rollouts (${sizes}); ${groups.zero_variance} with zero reward variance (nothing for GRPO to learn), ` +
+    `mean within-group variance ${groups.mean_within_group_variance.toFixed(3)}\n` +
+    textTable([
+      ['task', 'groups', 'zero variance', ...shownK.flatMap((k) => [`pass^${k}`, `pass@${k}`])],
+      row('all', groups),
+      ...Object.entries(groups.by_task).map(([task, reliability]) => row(task, reliability)),
+    ])
+  );
 }

@@ -160,8 +160,8 @@ export class EnvironmentDataset {
   /** Holds an id while its record is verified, so a second record of the same (task, seed, agent) is refused at once; returns the release. */
   reserve(id: string): () => void {
     if (this.ids.has(id) || this.reserved.has(id)) {
-      throw new EnvironmentError(409, 'duplicate_record', `${this.dir} already holds record ${id}${this.ids.has(id) ? '' : ' (it is being written now)'}: one record per (task, seed, agent)`, {
-        fix: 'run another seed, or name the agent differently in /reset (agent: {"name": ...})',
+      throw new EnvironmentError(409, 'duplicate_record', `${this.dir} already holds record ${id}${this.ids.has(id) ? '' : ' (it is being written now)'}: one record per (task, seed, agent, rollout)`, {
+        fix: 'to keep several rollouts of one task and seed (a GRPO group), number them in /reset (rollout: 0, 1, ...); else run another seed or name the agent differently',
         extra: { existing_record_id: id },
       });
     }

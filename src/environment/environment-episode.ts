@@ -30,6 +30,8 @@ export interface EpisodeOptions {
   task: Task;
   seed: number;
   agent: RemoteAgent;
+  /** One of a GRPO group's rollouts (ResetRequest.rollout). */
+  rollout?: number;
   producedAt: string;
   /** The episode's trace file, when the server keeps traces; closed with the episode. */
   trace?: Trace;
@@ -71,6 +73,8 @@ export class EnvironmentEpisode {
   readonly lane: Lane;
   readonly task: Task;
   readonly seed: number;
+  /** One of a GRPO group's rollouts, when the reset numbered it. */
+  readonly rollout: number | undefined;
   readonly agent: RemoteAgent;
   readonly variant: string;
   /** When a request last touched it (performance.now()), for the idle timeout. */
@@ -100,11 +104,13 @@ export class EnvironmentEpisode {
     this.lane = options.lane;
     this.task = options.task;
     this.seed = options.seed;
+    this.rollout = options.rollout;
     this.agent = options.agent;
     this.variant = remoteVariant(options.agent);
     const policy: Policy = { actor: remoteActor(options.agent), next: (observation, signal) => this.awaitAction(observation, signal) };
-    options.trace?.phase('env').emit('env_episode_opened', { episode_id: this.id, task: this.task.id, seed: this.seed, agent: { ...options.agent } });
-    this.settled = produceEpisode({ lane: options.lane, task: options.task, seed: options.seed, policy: this.variant }, () => policy, {
+    options.trace?.phase('env').emit('env_episode_opened', { episode_id: this.id, task: this.task.id, seed: this.seed, agent: { ...options.agent }, ...(options.rollout === undefined ? {} : { rollout: options.rollout }) });
+    const spec = { lane: options.lane, task: options.task, seed: options.seed, policy: this.variant, ...(options.rollout === undefined ? {} : { rollout: options.rollout }) };
+    this.settled = produceEpisode(spec, () => policy, {
       producedAt: options.producedAt,
       ...(options.trace ? { trace: options.trace.phase('generate') } : {}),
     }).then(
@@ -306,6 +312,7 @@ export class EnvironmentEpisode {
       task: this.task.id,
       seed: this.seed,
       agent: { ...this.agent },
+      ...(this.rollout === undefined ? {} : { rollout: this.rollout }),
       state: this.state,
       done: this.state === 'done',
       idle_seconds: Math.round((performance.now() - this.lastSeen) / 100) / 10,

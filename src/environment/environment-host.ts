@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { JsonObject } from '../core/json-value.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { recordId } from '../lanes/episode-plan.js';
+import { specRecordId } from '../lanes/episode-plan.js';
 import type { Lane } from '../lanes/lane.js';
 import { formatSeedRange } from '../lanes/seed-range.js';
 import type { Action } from '../policy/policy-contract.js';
@@ -123,13 +123,14 @@ export class EnvironmentHost {
     const id = randomUUID();
     const { lane } = this;
     // A trace file is named after the record the episode would make and the episode itself: many episodes may share a (task, seed).
-    const traceName = `${recordId(lane.name, request.task.id, request.seed, remoteVariant(request.agent))}.${id}.jsonl`;
+    const traceName = `${specRecordId({ lane, task: request.task, seed: request.seed, policy: remoteVariant(request.agent), ...(request.rollout === undefined ? {} : { rollout: request.rollout }) })}.${id}.jsonl`;
     const episode = new EnvironmentEpisode({
       id,
       lane,
       task: request.task,
       seed: request.seed,
       agent: request.agent,
+      ...(request.rollout === undefined ? {} : { rollout: request.rollout }),
       producedAt: this.producedAt,
       ...(this.options.traceDir !== undefined ? { trace: new Trace(id, new JsonlAppender(join(this.options.traceDir, traceName), 'truncate')) } : {}),
     });

@@ -62,11 +62,24 @@ export const DEFAULT_AGENT: RemoteAgent = { name: 'remote-agent', version: 'unkn
 /** Agent names become part of record ids (`remote-<name>`), so only characters safe in file names. */
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const MAX_SEED = 999_999_999;
+/** The last rollout index of a group, as the record schema bounds it. */
+export const MAX_ROLLOUT = 9999;
 
 export interface ResetRequest {
   task: Task;
   seed: number;
   agent: RemoteAgent;
+  /** One of a GRPO group's rollouts: kept as a record of its own beside the group's others (EpisodeSpec.rollout). */
+  rollout?: number;
+}
+
+/** A reset's `rollout`: absent, or a whole number from 0 to MAX_ROLLOUT (the error names the field and the bound). */
+export function parseRollout(value: unknown): { rollout?: number } {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_ROLLOUT) {
+    throw badField('rollout', `must be a whole number from 0 to ${MAX_ROLLOUT}, got ${shown(value)}`, 'number the K rollouts of a group 0..K-1: each is kept as its own record of the same task and seed');
+  }
+  return { rollout: value };
 }
 
 function expectObject(body: unknown, what: string): JsonObject {
@@ -81,7 +94,7 @@ function refuseUnknown(body: JsonObject, known: readonly string[], where: string
 
 export function parseResetRequest(body: unknown, lane: Lane): ResetRequest {
   const object = expectObject(body ?? {}, '/reset');
-  refuseUnknown(object, ['task', 'seed', 'agent'], '');
+  refuseUnknown(object, ['task', 'seed', 'agent', 'rollout'], '');
   const tasks = lane.document.tasks;
   const taskList = tasks.map((task) => task.id).join(', ');
   let task: Task | undefined;
@@ -100,7 +113,7 @@ export function parseResetRequest(body: unknown, lane: Lane): ResetRequest {
     }
     seed = object.seed;
   }
-  return { task, seed, agent: parseAgent(object.agent) };
+  return { task, seed, agent: parseAgent(object.agent), ...parseRollout(object.rollout) };
 }
 
 export function parseAgent(value: unknown): RemoteAgent {

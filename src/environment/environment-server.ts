@@ -104,6 +104,7 @@ export async function startEnvironmentServer(options: EnvironmentServerOptions):
       task: { id: request.task.id, title: request.task.title },
       seed: request.seed,
       agent: { ...request.agent },
+      ...(request.rollout === undefined ? {} : { rollout: request.rollout }),
       messages: start.messages as unknown as JsonObject[],
       tools: start.tools as unknown as JsonObject[],
       done: start.done,

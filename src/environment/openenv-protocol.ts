@@ -14,7 +14,7 @@ import { FACTORY_VERSION } from '../core/package-paths.js';
 import type { Lane, Task } from '../lanes/lane.js';
 import type { Action } from '../policy/policy-contract.js';
 import type { EnvironmentEpisode, StepAnswer } from './environment-episode.js';
-import { argumentsOf, EnvironmentError, MAX_SEED, parseAgent, parseAssistantMessage, shown, type ResetRequest, type Reward } from './environment-protocol.js';
+import { argumentsOf, EnvironmentError, MAX_SEED, parseAgent, parseAssistantMessage, parseRollout, shown, type ResetRequest, type Reward } from './environment-protocol.js';
 
 /** OpenEnv's error codes (its WSErrorCode). The first four leave the socket open; the others close it. */
 export type OpenEnvErrorCode = 'INVALID_JSON' | 'UNKNOWN_TYPE' | 'VALIDATION_ERROR' | 'EXECUTION_ERROR' | 'CAPACITY_REACHED' | 'SESSION_ERROR';
@@ -58,7 +58,8 @@ export function openEnvErrorOf(error: EnvironmentError, maxEpisodes: number, liv
  * `seed mod N` (in the lane's order) on seed `floor(seed / N)`: seeds 0..N-1
  * are every task on seed 0, the next N every task on seed 1, and so on, so a
  * client that only counts seeds (OpenEnv's, verifiers') reaches every task.
- * No seed is seed 0. `episode_id` (OpenEnv's own field: the server names its
+ * No seed is seed 0. `rollout` numbers one of a GRPO group's rollouts, as on
+ * the native /reset. `episode_id` (OpenEnv's own field: the server names its
  * episodes itself) and any other key are ignored, as OpenEnv drops keyword
  * arguments its environment's reset does not take (TRL passes a whole dataset row).
  */
@@ -75,20 +76,22 @@ export function parseOpenEnvReset(data: unknown, lane: Lane): ResetRequest & { d
     seed = object.seed;
   }
   let agent;
+  let rollout;
   try {
     agent = parseAgent(object.agent);
+    rollout = parseRollout(object.rollout);
   } catch (error) {
     if (error instanceof EnvironmentError && error.details.field) throw validationError(error.details.field, error.message.slice(error.details.field.length + 2), error.details.fix);
     throw error;
   }
   if (object.task === undefined || object.task === null) {
     const task = tasks[seed % tasks.length]!;
-    return { task, seed: Math.floor(seed / tasks.length), agent, derived: tasks.length > 1 };
+    return { task, seed: Math.floor(seed / tasks.length), agent, ...rollout, derived: tasks.length > 1 };
   }
   if (typeof object.task !== 'string') throw validationError('task', `must be a task id (a string), got ${shown(object.task)}`, `pass one of: ${taskList}`);
   const task: Task | undefined = tasks.find((candidate) => candidate.id === object.task);
   if (!task) throw validationError('task', `lane ${lane.name} has no task ${shown(object.task)}`, `pass one of: ${taskList}`);
-  return { task, seed, agent, derived: false };
+  return { task, seed, agent, ...rollout, derived: false };
 }
 
 export type OpenEnvAction =
@@ -165,6 +168,7 @@ export function resetObserved(episode: EnvironmentEpisode, start: { messages: un
       episode_id: episode.id,
       task: { id: episode.task.id, title: episode.task.title },
       seed: episode.seed,
+      ...(episode.rollout === undefined ? {} : { rollout: episode.rollout }),
       messages: start.messages as JsonValue,
       tools: start.tools as JsonValue,
       ...ending(reward),

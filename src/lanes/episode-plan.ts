@@ -15,6 +15,11 @@ export interface EpisodeSpec {
   variant?: string;
   /** A model playing instead of the scripted policy, as `ollama:<model>`; it is then the episode's variant. */
   policy?: string;
+  /**
+   * One rollout of a GRPO group (0, 1, ...): the same task, seed and agent played again, kept as a record of its own.
+   * It names the record only: the world, the faults and the task are the seed's, whatever the rollout.
+   */
+  rollout?: number;
 }
 
 /** A model policy names itself with a colon (`ollama:qwen2.5:1.5b`); scripted variants never do. */
@@ -27,8 +32,14 @@ export function recordId(lane: string, task: string, seed: number, variant?: str
   return variant === undefined ? `${lane}.${task}.s${seed}` : `${lane}.${task}.s${seed}.${variant.replace(/[^A-Za-z0-9._-]/g, '-')}`;
 }
 
+/** A rollout's record id: its group's (every rollout's shared id) with `.r<rollout>`. */
+export function rolloutRecordId(groupId: string, rollout: number): string {
+  return `${groupId}.r${rollout}`;
+}
+
 export function specRecordId(spec: EpisodeSpec): string {
-  return recordId(spec.lane.name, spec.task.id, spec.seed, spec.policy ?? spec.variant);
+  const id = recordId(spec.lane.name, spec.task.id, spec.seed, spec.policy ?? spec.variant);
+  return spec.rollout === undefined ? id : rolloutRecordId(id, spec.rollout);
 }
 
 /** The variants every (task, seed) runs, when the lane runs them all; in a fixed order. */

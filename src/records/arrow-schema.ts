@@ -67,6 +67,9 @@ export const RECORD_FIELDS: Field[] = [
       text('task'),
       text('variant'),
       new Field('seed', new Int64(), false),
+      // A GRPO group's rollouts; null for a record that is its (task, seed, agent)'s only one.
+      text('group_id', true),
+      new Field('rollout', new Int64(), true),
       text('phrasing', true),
       text('operation'),
       text('source_record_id', true),
@@ -165,7 +168,13 @@ export function recordToRow(record: EpisodeRecord) {
         const { role, kind, name, version, ...details } = actor as Record<string, unknown>;
         return { role, kind, name, version, details: JSON.stringify(details) };
       }),
-      lineage: { ...record.provenance.lineage, seed: BigInt(record.provenance.lineage.seed), phrasing: record.provenance.lineage.phrasing ?? null },
+      lineage: {
+        ...record.provenance.lineage,
+        seed: BigInt(record.provenance.lineage.seed),
+        group_id: record.provenance.lineage.group_id ?? null,
+        rollout: record.provenance.lineage.rollout === undefined ? null : BigInt(record.provenance.lineage.rollout),
+        phrasing: record.provenance.lineage.phrasing ?? null,
+      },
     },
   };
 }

@@ -104,6 +104,10 @@ export interface Lineage {
   task: string;
   variant: string;
   seed: number;
+  /** A GRPO group: the id its rollouts share (the record id before `.r<rollout>`); present only with `rollout`. */
+  group_id?: string;
+  /** The record's place in its group; absent for a record that is its (task, seed, agent)'s only one. */
+  rollout?: number;
   /** Which phrasing of the task's grammar the user message is (its choices, "say=1 greet=- ask=0"); absent for a one-sentence message. */
   phrasing?: string;
   /** "generate" for originals; later operations (dedup, merge) name themselves. */

@@ -149,6 +149,7 @@ async function produceOnWorld(spec: EpisodeSpec, world: WorldSession, policyFor:
     task,
     seed,
     variant,
+    rollout: spec.rollout,
     phrasing: instance.phrasing,
     world: { name: world.name, version: world.version },
     catalog,

@@ -7,7 +7,7 @@ import { hashCanonical } from '../core/hashing.js';
 import { enterPhase, exitPhase } from '../core/phase-profile.js';
 import type { JsonObject, JsonValue } from '../core/json-value.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
-import { isModelVariant, recordId } from '../lanes/episode-plan.js';
+import { isModelVariant, recordId, rolloutRecordId } from '../lanes/episode-plan.js';
 import type { Lane, Task } from '../lanes/lane.js';
 import { RECORD_FAMILY, RECORD_SCHEMA_VERSION, toRecordMessage, toRecordTool, type EpisodeRecord, type FaultFired, type ServerFaultRecord } from '../records/episode-record.js';
 import type { AgentRun } from '../runner/agent-loop.js';
@@ -19,6 +19,8 @@ export interface RecordParts {
   task: Task;
   seed: number;
   variant: string;
+  /** The rollout of a GRPO group this episode is (EpisodeSpec.rollout). */
+  rollout?: number | undefined;
   /** The grammar's choice path of the user message; undefined for a one-sentence message. */
   phrasing?: string | undefined;
   world: { name: string; version: string };
@@ -85,7 +87,8 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
   const { lane, task, seed, run, verdicts } = parts;
   const model = isModelVariant(parts.variant);
   const each = !model && lane.document.policy.draw === 'each';
-  const id = recordId(lane.name, task.id, seed, model || each ? parts.variant : undefined);
+  const groupId = recordId(lane.name, task.id, seed, model || each ? parts.variant : undefined);
+  const id = parts.rollout === undefined ? groupId : rolloutRecordId(groupId, parts.rollout);
   // A claim without a call behind it fails the task, whatever the predicates say.
   const completed = run.outcome.kind === 'final_answer' && verdicts.every((verdict) => verdict.passed) && parts.evidence.unsupported === 0;
   enterPhase('snapshot_hash');
@@ -129,6 +132,7 @@ export function assembleRecord(parts: RecordParts): EpisodeRecord {
         task: task.id,
         variant: parts.variant,
         seed,
+        ...(parts.rollout === undefined ? {} : { group_id: groupId, rollout: parts.rollout }),
         ...(parts.phrasing === undefined ? {} : { phrasing: parts.phrasing }),
         operation: 'generate',
         source_record_id: null,

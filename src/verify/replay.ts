@@ -99,11 +99,12 @@ export async function replayRecord(candidate: unknown, lane: Lane, options: Repl
 
   let rebuilt: EpisodeRecord;
   try {
+    const rollout = lineage.rollout === undefined ? {} : { rollout: lineage.rollout };
     const spec = model
-      ? { lane, task, seed: lineage.seed, policy: lineage.variant }
+      ? { lane, task, seed: lineage.seed, policy: lineage.variant, ...rollout }
       : lane.document.policy.draw === 'each'
-        ? { lane, task, seed: lineage.seed, variant: lineage.variant }
-        : { lane, task, seed: lineage.seed };
+        ? { lane, task, seed: lineage.seed, variant: lineage.variant, ...rollout }
+        : { lane, task, seed: lineage.seed, ...rollout };
     rebuilt = await produceEpisode(spec, policyFor, {
       producedAt: record.provenance.produced_at,
       trace: options.trace,

@@ -72,8 +72,9 @@ describe('OpenEnv: reset data and actions', () => {
     assert.deepEqual([parseOpenEnvReset({ seed: 3 * n + 2 }, toolWorld).task.id, parseOpenEnvReset({ seed: 3 * n + 2 }, toolWorld).seed], [tasks[2]!.id, 3]);
     assert.deepEqual([parseOpenEnvReset(undefined, toolWorld).task.id, parseOpenEnvReset({}, toolWorld).seed], [tasks[0]!.id, 0]);
     const named = parseOpenEnvReset({ task: tasks[1]!.id, seed: 7, agent: 'grpo', episode_id: 'theirs', row_column: 'ignored' }, toolWorld);
-    assert.deepEqual([named.task.id, named.seed, named.agent.name, named.derived], [tasks[1]!.id, 7, 'grpo', false]);
-    for (const [data, field] of [[{ seed: -1 }, 'seed'], [{ seed: 1.5 }, 'seed'], [{ task: 'nope' }, 'task'], [{ agent: 'bad name!' }, 'agent'], [[1], 'data']] as const) {
+    assert.deepEqual([named.task.id, named.seed, named.agent.name, named.derived, named.rollout], [tasks[1]!.id, 7, 'grpo', false, undefined]);
+    assert.equal(parseOpenEnvReset({ seed: 2, rollout: 3 }, toolWorld).rollout, 3, 'a GRPO group\'s rollout is read as on the native /reset');
+    for (const [data, field] of [[{ seed: -1 }, 'seed'], [{ seed: 1.5 }, 'seed'], [{ task: 'nope' }, 'task'], [{ agent: 'bad name!' }, 'agent'], [{ rollout: 10_000 }, 'rollout'], [[1], 'data']] as const) {
       assert.throws(
         () => parseOpenEnvReset(data, toolWorld),
         (error: unknown) => error instanceof OpenEnvError && error.code === 'VALIDATION_ERROR' && (error.extra.errors as any)[0].loc[0] === field,

@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
@@ -41,6 +41,8 @@ describe('TRL environment_factory over env serve', () => {
     }
     // A row with only a seed (the task derived from it) and a wrong answer.
     plays.push({ row: { prompt: [], seed: 1 }, calls: [['search_issues', { query: 'sync', limit: 3 }]], answer: 'Nothing to report.', solved: false });
+    // The first row again, answered wrong: the second rollout of its GRPO group, kept beside the first.
+    plays.push({ row: plays[0]!.row, calls: [], answer: 'No idea.', solved: false });
     const file = join(temporaryDirectory(), 'plays.json');
     writeFileSync(file, JSON.stringify({ agent: 'grpo-check', plays }));
     const run = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) =>
@@ -70,6 +72,12 @@ describe('TRL environment_factory over env serve', () => {
     const replayed = await replayDataset(out);
     assert.deepEqual([replayed.records, replayed.verified, replayed.failed], [plays.length, plays.length, 0], JSON.stringify(replayed.failures));
     assert.deepEqual((await auditDataset(out, { full: true })).findings, []);
+    const ids = readFileSync(join(out, 'episodes.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).record_id);
+    assert.deepEqual(
+      ids.filter((id) => id.includes('assignee-email.s6')),
+      ['tool-world-v1.assignee-email.s6.remote-grpo-check.r0', 'tool-world-v1.assignee-email.s6.remote-grpo-check.r1'],
+      'each reset of a (task, seed) is the next rollout of its group',
+    );
   });
 });
 
