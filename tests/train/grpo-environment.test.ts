@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tinyModelPath } from '../../src/cli/engine-command.js';
 import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
+import { datasetStats } from '../../src/dataset/dataset-stats.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import { environmentServers } from '../environment-client.js';
@@ -40,14 +41,24 @@ describe('GRPO with TRL against env serve', () => {
     assert.ok(summary.tool_call_frequency.some((frequency: number) => frequency > 0), `the rollouts called tools: ${JSON.stringify(summary.tool_call_frequency)}`);
     assert.ok(summary.rewards.every((reward: number) => reward >= 0 && reward <= 1));
 
-    // Every scored episode was kept (one record per task, seed and agent: a group's second rollout of the same seed is refused, see issue 35's groups).
+    // Every scored episode was kept, each rollout of a group as its own record.
     const lines = readFileSync(join(out, 'episodes.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
-    assert.ok(lines.length >= 1);
+    assert.ok(lines.length >= 4, `two steps of groups of two: ${lines.length} records`);
+    const groups = new Map<string, number[]>();
     for (const record of lines) {
       assert.equal(record.task.id, 'assignee-email');
-      assert.match(record.record_id, /\.remote-grpo-tiny$/);
+      assert.match(record.record_id, /\.remote-grpo-tiny\.r\d+$/);
       assert.ok(record.result.predicates.length > 0, 'judged by the hidden checks');
+      groups.set(record.provenance.lineage.group_id, [...(groups.get(record.provenance.lineage.group_id) ?? []), record.provenance.lineage.rollout]);
     }
+    for (const [group, rollouts] of groups) {
+      assert.deepEqual([...rollouts].sort((left, right) => left - right), rollouts.map((_, index) => index), `${group}: rollouts 0..K-1`);
+      assert.ok(rollouts.length >= 2, `${group}: a group of at least two`);
+    }
+    const stats = await datasetStats(out);
+    assert.equal(stats.groups?.rollouts, lines.length);
+    assert.equal(stats.groups?.groups, groups.size);
+    assert.ok(stats.groups!.pass_hat_k['2']! <= stats.groups!.pass_hat_k['1']!, 'pass^2 is at most pass^1');
     assert.ok(lines.some((record) => record.result.tool_calls > 0), 'a kept rollout called the world\'s tools');
     const replayed = await replayDataset(out);
     assert.deepEqual([replayed.verified, replayed.failed], [lines.length, 0], JSON.stringify(replayed.failures));
