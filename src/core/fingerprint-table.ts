@@ -104,9 +104,17 @@ export class DistinctCount {
   }
 }
 
-/** Strings kept as UTF-8 in one growing buffer, each found again by its number: about its own bytes and 4 more. */
+/** Bytes of each block a StringArena keeps its strings in. */
+const ARENA_BLOCK = 1 << 20;
+
+/**
+ * Strings kept as UTF-8 in blocks of a megabyte, each found again by its
+ * number: about its own bytes and 4 more. Blocks, not one buffer that
+ * doubles: a doubling buffer is up to half empty, and while it doubles both
+ * copies are alive (at 250,000 record ids, 24 MB for 9 MB of text).
+ */
 export class StringArena {
-  private bytes = new Uint8Array(1 << 16);
+  private readonly blocks: Uint8Array[] = [];
   private ends = new Int32Array(1024);
   private count = 0;
   private used = 0;
@@ -116,16 +124,34 @@ export class StringArena {
   /** Keeps `text`; returns its number. */
   add(text: string): number {
     const encoded = this.encoder.encode(text);
-    while (this.used + encoded.length > this.bytes.length) this.bytes = doubled(this.bytes);
+    // A string may run on into the next block (get joins the pieces).
+    for (let offset = 0; offset < encoded.length; ) {
+      const block = Math.floor(this.used / ARENA_BLOCK);
+      if (block === this.blocks.length) this.blocks.push(new Uint8Array(ARENA_BLOCK));
+      const within = this.used % ARENA_BLOCK;
+      const taken = Math.min(ARENA_BLOCK - within, encoded.length - offset);
+      this.blocks[block]!.set(encoded.subarray(offset, offset + taken), within);
+      offset += taken;
+      this.used += taken;
+    }
     if (this.count === this.ends.length) this.ends = doubled(this.ends);
-    this.bytes.set(encoded, this.used);
-    this.used += encoded.length;
     this.ends[this.count] = this.used;
     return this.count++;
   }
 
   get(index: number): string {
     const start = index === 0 ? 0 : this.ends[index - 1]!;
-    return this.decoder.decode(this.bytes.subarray(start, this.ends[index]!));
+    const end = this.ends[index]!;
+    const first = Math.floor(start / ARENA_BLOCK);
+    if (end === start) return '';
+    if (Math.floor((end - 1) / ARENA_BLOCK) === first) return this.decoder.decode(this.blocks[first]!.subarray(start % ARENA_BLOCK, start % ARENA_BLOCK + end - start));
+    const joined = new Uint8Array(end - start);
+    for (let at = start; at < end; ) {
+      const within = at % ARENA_BLOCK;
+      const taken = Math.min(ARENA_BLOCK - within, end - at);
+      joined.set(this.blocks[Math.floor(at / ARENA_BLOCK)]!.subarray(within, within + taken), at - start);
+      at += taken;
+    }
+    return this.decoder.decode(joined);
   }
 }

@@ -45,4 +45,16 @@ describe('fingerprint table', () => {
     texts.forEach((text, index) => assert.equal(arena.get(index), text));
     assert.equal(arena.get(arena.add('')), '');
   });
+
+  it('keeps strings that run across its megabyte blocks, and one longer than a block', () => {
+    const arena = new StringArena();
+    // Strings of 1,000 to 1,006 bytes (a two-byte character each time) cross the 1 MiB boundaries at varying places.
+    const texts = Array.from({ length: 2500 }, (_, index) => `${index}:`.padEnd(1000, 'x') + 'é'.repeat(index % 4));
+    const long = 'ü'.repeat(700_000); // 1.4 MB of UTF-8: three blocks
+    const numbers = [...texts.map((text) => arena.add(text)), arena.add(long), arena.add('after')];
+    assert.deepEqual(numbers, [...texts.map((_, index) => index), 2500, 2501]);
+    texts.forEach((text, index) => assert.equal(arena.get(index), text, `string ${index}`));
+    assert.equal(arena.get(2500), long);
+    assert.equal(arena.get(2501), 'after');
+  });
 });
