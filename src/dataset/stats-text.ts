@@ -138,6 +138,8 @@ export function formatStats(stats: DatasetStats): string {
   return sections.join('\n');
 }
 
+const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
 /** GRPO groups: their sizes and spread, then pass^k and pass@k overall and per task, k = 1 and the largest k given. */
 function groupsText(groups: GroupStats): string {
   const sizes = Object.entries(groups.by_size).map(([size, count]) => `${count} of ${size}`).join(', ');
@@ -150,7 +152,7 @@ function groupsText(groups: GroupStats): string {
     ...shownK.flatMap((k) => [formatNumber(reliability.pass_hat_k[k] ?? null, 3), formatNumber(reliability.pass_at_k[k] ?? null, 3)]),
   ];
   return (
-    `GRPO groups: ${groups.groups} groups of ${groups.rollouts} rollouts (${sizes}); ${groups.zero_variance} with zero reward variance (nothing for GRPO to learn), ` +
+    `GRPO groups: ${counted(groups.groups, 'group')} of ${counted(groups.rollouts, 'rollout')} (${sizes}); ${groups.zero_variance} with zero reward variance (nothing for GRPO to learn), ` +
     `mean within-group variance ${groups.mean_within_group_variance.toFixed(3)}\n` +
     textTable([
       ['task', 'groups', 'zero variance', ...shownK.flatMap((k) => [`pass^${k}`, `pass@${k}`])],
