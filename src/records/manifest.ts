@@ -74,10 +74,10 @@ export async function countRows(path: string): Promise<number> {
   return rows;
 }
 
-/** A file's sha256 and size, streamed. */
 /** Bytes read at a time when hashing a file, into one buffer: a stream's new chunk per read is garbage that an idle thread leaves uncollected for a long time. */
 const HASH_BUFFER_BYTES = 1 << 20;
 
+/** A file's sha256 and size, streamed. */
 export async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
   const handle = await open(path, 'r');
