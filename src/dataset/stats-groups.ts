@@ -7,7 +7,7 @@
 // advantage to learn from. Success is the reward env serve gives: every hidden
 // predicate passed. Only grouped records are held, a few dozen bytes a group.
 
-import type { EpisodeRecord } from '../records/episode-record.js';
+import { everyPredicatePassed, type EpisodeRecord } from '../records/episode-record.js';
 import { compareKeys, sortedRecord } from './key-order.js';
 
 /** pass^k and pass@k are given for k up to this, or up to the smallest group when that is smaller. */
@@ -33,11 +33,6 @@ export interface GroupStats extends GroupReliability {
   by_task: Record<string, GroupReliability>;
 }
 
-/** Whether a record succeeded as env serve rewards it: every hidden predicate passed. */
-export function rewardedSuccess(record: EpisodeRecord): boolean {
-  return record.result.predicates.every((predicate) => predicate.passed);
-}
-
 /** C(successes, k) / C(n, k): the chance that k of n rollouts drawn without replacement all succeeded. */
 export function passHatK(n: number, successes: number, k: number): number {
   let chance = 1;
@@ -60,7 +55,9 @@ interface Tally {
 }
 
 function reliability(groups: readonly Tally[]): GroupReliability {
-  const largestK = Math.min(MAX_REPORTED_K, ...groups.map((group) => group.n));
+  // A loop, not Math.min(...sizes): a spread of every group overflows the stack past some 100,000 of them.
+  let largestK = MAX_REPORTED_K;
+  for (const group of groups) largestK = Math.min(largestK, group.n);
   const passHat: Record<string, number> = {};
   const passAt: Record<string, number> = {};
   for (let k = 1; k <= largestK; k++) {
@@ -85,7 +82,7 @@ export class GroupTally {
     this.rollouts++;
     const tally = this.groups.get(groupId) ?? { task: record.task.id, n: 0, successes: 0 };
     tally.n++;
-    if (rewardedSuccess(record)) tally.successes++;
+    if (everyPredicatePassed(record)) tally.successes++;
     this.groups.set(groupId, tally);
   }
 
@@ -96,7 +93,11 @@ export class GroupTally {
     const sizes = new Map<number, number>();
     for (const group of all) sizes.set(group.n, (sizes.get(group.n) ?? 0) + 1);
     const byTask = new Map<string, Tally[]>();
-    for (const group of all) byTask.set(group.task, [...(byTask.get(group.task) ?? []), group]);
+    for (const group of all) {
+      const list = byTask.get(group.task);
+      if (list) list.push(group);
+      else byTask.set(group.task, [group]);
+    }
     const variance = (group: Tally) => (group.successes / group.n) * (1 - group.successes / group.n);
     const overall = reliability(all);
     return {

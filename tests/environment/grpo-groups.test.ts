@@ -14,7 +14,7 @@ import { auditDataset } from '../../src/dataset-replay/audit-dataset.js';
 import { replayDataset } from '../../src/dataset-replay/replay-dataset.js';
 import { datasetStats } from '../../src/dataset/dataset-stats.js';
 import { formatStats } from '../../src/dataset/stats-text.js';
-import { passAtK, passHatK } from '../../src/dataset/stats-groups.js';
+import { GroupTally, passAtK, passHatK } from '../../src/dataset/stats-groups.js';
 import { loadLane } from '../../src/lanes/lane-loader.js';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import { validateAgainst } from '../../src/records/schema-registry.js';
@@ -37,6 +37,20 @@ describe('pass^k and pass@k', () => {
     assert.equal(passAtK(4, 2, 3), 1);
     assert.equal(passHatK(3, 3, 3), 1);
     assert.equal(passAtK(3, 0, 3), 0);
+  });
+
+  it('are tallied over 200,000 groups of two (no argument list or copy that grows with the groups)', () => {
+    const tally = new GroupTally();
+    const record = (group: number, rollout: number, passed: boolean) =>
+      ({ task: { id: `t${group % 3}` }, result: { predicates: [{ id: 'p', passed }] }, provenance: { lineage: { group_id: `g${group}`, rollout } } }) as unknown as EpisodeRecord;
+    for (let group = 0; group < 200_000; group++) {
+      tally.add(record(group, 0, true));
+      tally.add(record(group, 1, group % 2 === 0));
+    }
+    const stats = tally.finish()!;
+    assert.deepEqual([stats.groups, stats.rollouts, stats.by_size, stats.zero_variance], [200_000, 400_000, { '2': 200_000 }, 100_000]);
+    assert.deepEqual(stats.pass_hat_k, { '1': 0.75, '2': 0.5 });
+    assert.deepEqual(Object.keys(stats.by_task), ['t0', 't1', 't2']);
   });
 });
 
