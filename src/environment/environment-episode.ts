@@ -21,7 +21,7 @@ import { InfrastructureError, type Action, type Observation, type Policy } from 
 import { fromRecordTool, type EpisodeRecord } from '../records/episode-record.js';
 import type { Trace, TraceSink } from '../runner/trace.js';
 import { produceEpisode } from '../verify/episode-production.js';
-import { chatFromRecord, chatFromRuntime, chatTools, EnvironmentError, remoteActor, remoteVariant, rewardOf, type RemoteAgent, type Reward } from './environment-protocol.js';
+import { chatFromRecord, chatFromRuntime, chatTools, EnvironmentError, remoteActor, remoteSpec, remoteVariant, rewardOf, type RemoteAgent, type Reward } from './environment-protocol.js';
 
 export type EpisodeState = 'starting' | 'awaiting_action' | 'running' | 'done' | 'failed' | 'closed';
 
@@ -109,8 +109,7 @@ export class EnvironmentEpisode {
     this.variant = remoteVariant(options.agent);
     const policy: Policy = { actor: remoteActor(options.agent), next: (observation, signal) => this.awaitAction(observation, signal) };
     options.trace?.phase('env').emit('env_episode_opened', { episode_id: this.id, task: this.task.id, seed: this.seed, agent: { ...options.agent }, ...(options.rollout === undefined ? {} : { rollout: options.rollout }) });
-    const spec = { lane: options.lane, task: options.task, seed: options.seed, policy: this.variant, ...(options.rollout === undefined ? {} : { rollout: options.rollout }) };
-    this.settled = produceEpisode(spec, () => policy, {
+    this.settled = produceEpisode(remoteSpec(options.lane, options), () => policy, {
       producedAt: options.producedAt,
       ...(options.trace ? { trace: options.trace.phase('generate') } : {}),
     }).then(

@@ -24,7 +24,7 @@ import { EPISODES_FILE } from '../generation/dataset-directory.js';
 import { resolveProducedAt } from '../generation/produced-at.js';
 import { EnvironmentDataset } from './environment-dataset.js';
 import { EnvironmentEpisode, type EpisodeStart, type StepAnswer } from './environment-episode.js';
-import { EnvironmentError, remoteVariant, rewardOf, type ResetRequest } from './environment-protocol.js';
+import { EnvironmentError, remoteSpec, rewardOf, type ResetRequest } from './environment-protocol.js';
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_EPISODES = 64;
@@ -123,7 +123,7 @@ export class EnvironmentHost {
     const id = randomUUID();
     const { lane } = this;
     // A trace file is named after the record the episode would make and the episode itself: many episodes may share a (task, seed).
-    const traceName = `${specRecordId({ lane, task: request.task, seed: request.seed, policy: remoteVariant(request.agent), ...(request.rollout === undefined ? {} : { rollout: request.rollout }) })}.${id}.jsonl`;
+    const traceName = `${specRecordId(remoteSpec(lane, request))}.${id}.jsonl`;
     const episode = new EnvironmentEpisode({
       id,
       lane,

@@ -9,9 +9,10 @@ import type { Message, ToolDescriptor } from '../core/conversation.js';
 import { isJsonObject, type JsonObject } from '../core/json-value.js';
 import { parseArguments } from '../models/message-translation.js';
 import { toChatMessage, type ChatMessage, type ChatTool } from '../records/chat-format.js';
+import type { EpisodeSpec } from '../lanes/episode-plan.js';
 import type { Lane, Task } from '../lanes/lane.js';
 import type { Action, ToolCallRequest } from '../policy/policy-contract.js';
-import { toRecordMessage, type EpisodeRecord, type PredicateResult, type RecordMessage } from '../records/episode-record.js';
+import { everyPredicatePassed, toRecordMessage, type EpisodeRecord, type PredicateResult, type RecordMessage } from '../records/episode-record.js';
 
 /** A request the server refuses: its HTTP status and the JSON body `{error: {code, message, field?, fix?}}`. */
 export class EnvironmentError extends Error {
@@ -135,6 +136,11 @@ export function parseAgent(value: unknown): RemoteAgent {
 /** The record variant of a remote agent's episodes: it names itself with a colon, as model policies do, so record ids get a suffix and replay re-issues the recorded actions. */
 export function remoteVariant(agent: RemoteAgent): string {
   return `remote:${agent.name}`;
+}
+
+/** The episode a reset opens, as production and record ids take it: the agent is its variant, the rollout names its record. */
+export function remoteSpec(lane: Lane, request: ResetRequest): EpisodeSpec {
+  return { lane, task: request.task, seed: request.seed, policy: remoteVariant(request.agent), ...(request.rollout === undefined ? {} : { rollout: request.rollout }) };
 }
 
 export function remoteActor(agent: RemoteAgent): JsonObject & { role: string; kind: string; name: string; version: string } {
@@ -268,7 +274,7 @@ export function rewardOf(record: EpisodeRecord): Reward {
   const { result } = record;
   const passed = result.predicates.filter((predicate) => predicate.passed).length;
   return {
-    reward: passed === result.predicates.length ? 1 : 0,
+    reward: everyPredicatePassed(record) ? 1 : 0,
     passed,
     total: result.predicates.length,
     predicates: result.predicates,

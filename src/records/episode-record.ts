@@ -43,6 +43,11 @@ export type RecordMessage = SystemMessage | UserMessage | RecordAssistantMessage
 /** Descriptors are read-only and the harness reuses them across episodes: print each once. */
 const storedTools = new WeakMap<ToolDescriptor, RecordTool>();
 
+/** Whether every hidden predicate of a record passed: the reward env serve gives (task_completed also asks for a final answer and backed claims). */
+export function everyPredicatePassed(record: EpisodeRecord): boolean {
+  return record.result.predicates.every((predicate) => predicate.passed);
+}
+
 export function toRecordTool(tool: ToolDescriptor): RecordTool {
   let stored = storedTools.get(tool);
   if (!stored) {
