@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +57,33 @@ class EnvError(Exception):
         self.body = body
         message = error.get("message") or str(body)
         super().__init__(f"{status} {self.code}: {message}" + (f" (fix: {self.fix})" if self.fix else ""))
+
+
+def keep_record(env: "EpisodeFactoryEnv") -> Optional[str]:
+    """Keeps env's finished episode as a record and returns its record_id. A rollout the server's --out holds already
+    (a rerun under the same agent name) is not kept twice: the id of the one it holds comes back instead."""
+    try:
+        return env.record()["record_id"]
+    except EnvError as error:
+        if error.code != "duplicate_record":
+            raise
+        return error.body.get("existing_record_id") if isinstance(error.body, dict) else None
+
+
+class RolloutCounter:
+    """The next rollout of each (task, seed): 0, 1, ... in the order asked, from any thread. Each GRPO adapter numbers
+    its group's rollouts with one, so every rollout is kept as its own record."""
+
+    def __init__(self):
+        self._next: dict = {}
+        self._lock = threading.Lock()
+
+    def next(self, task: Any, seed: Any) -> int:
+        key = (json.dumps(task), json.dumps(seed))
+        with self._lock:
+            rollout = self._next.get(key, 0)
+            self._next[key] = rollout + 1
+        return rollout
 
 
 class _Http:
@@ -273,8 +301,8 @@ def make_reward_function(
     the completion.
     """
 
-    # The next rollout of each (task, seed): numbered before the completions are scored in parallel, so in their order.
-    rollouts: dict = {}
+    # Rollouts are numbered before the completions are scored in parallel, so in their order.
+    rollouts = RolloutCounter()
 
     def score(index: int, completion: Any, kwargs: dict, rollout: int) -> float:
         task = _column(kwargs, task_key, index)
@@ -292,11 +320,7 @@ def make_reward_function(
                 _obs, _reward, _terminated, _truncated, info = env.step({"role": "assistant", "content": ""})
                 details = info["reward_details"]
             if keep_records:
-                try:
-                    env.record()
-                except EnvError as error:
-                    if error.code != "duplicate_record":
-                        raise
+                keep_record(env)
             if not details:
                 return 0.0
             return 1.0 if (details["completed"] if reward_key == "completed" else details["reward"] == 1) else 0.0
@@ -312,11 +336,7 @@ def make_reward_function(
             env.close()
 
     def reward_function(completions, **kwargs) -> list:
-        numbered = []
-        for index in range(len(completions)):
-            key = (json.dumps(_column(kwargs, task_key, index)), json.dumps(_column(kwargs, seed_key, index)))
-            numbered.append(rollouts.get(key, 0))
-            rollouts[key] = numbered[-1] + 1
+        numbered = [rollouts.next(_column(kwargs, task_key, index), _column(kwargs, seed_key, index)) for index in range(len(completions))]
         with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
             return list(pool.map(lambda item: score(item[0], item[1], kwargs, numbered[item[0]]), enumerate(completions)))
 

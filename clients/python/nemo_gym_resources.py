@@ -43,7 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from episode_factory_env import EnvError, EpisodeFactoryEnv
+from episode_factory_env import EnvError, EpisodeFactoryEnv, keep_record
 
 # Starlette's session cookie as NeMo Gym names it: <server class>___<server name>.
 COOKIE = "EpisodeFactoryResourcesServer___episode_factory"
@@ -143,13 +143,7 @@ class EpisodeFactoryResources:
                 details = dict(env.last_reward or {}) if env.done else {"outcome": "awaiting_user"}
                 details["episode_id"] = env.episode_id
                 if self.keep_records and env.done:
-                    try:
-                        details["record_id"] = env.record()["record_id"]
-                    except EnvError as error:
-                        # An --out that holds this rollout already (a rerun under the same agent name): the score stands.
-                        if error.code != "duplicate_record":
-                            raise
-                        details["record_id"] = (error.body.get("error") or {}).get("existing_record_id")
+                    details["record_id"] = keep_record(env)
             finally:
                 env.close()
         reward = float(details.get("reward", 0.0)) if env.done else 0.0

@@ -55,11 +55,10 @@ Standard library only, besides episode_factory_env.py next to it.
 import inspect
 import json
 import keyword
-import threading
 import typing
 from typing import Any, Callable, Iterable, Optional
 
-from episode_factory_env import EpisodeFactoryEnv, EnvError, completion_turns
+from episode_factory_env import EpisodeFactoryEnv, RolloutCounter, completion_turns, keep_record
 
 _SCALARS = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
 # Names TRL does not offer as tools (grpo_trainer.py: reset, get_reward, and anything starting with "_").
@@ -159,9 +158,8 @@ def environment_class(url: str, agent: Any = "trl-grpo", timeout: float = 120.0,
     (default: the lane's first) on seed 0.
     """
     task_ids, tools = server_catalog(url, task=task, timeout=timeout)
-    # The next rollout of each (task, seed), shared by every instance TRL makes of the class.
-    rollouts: dict = {}
-    counting = threading.Lock()
+    # Shared by every instance TRL makes of the class.
+    rollouts = RolloutCounter()
 
     class EpisodeFactoryEnvironment:
         """One rollout's episode on an `env serve` world."""
@@ -178,9 +176,7 @@ def environment_class(url: str, agent: Any = "trl-grpo", timeout: float = 120.0,
             if self._opened:
                 self._env.close()
             self._task, self._seed = derived_episode(task_ids, row.get("task"), row.get("seed"))
-            with counting:
-                self._rollout = rollouts.get((self._task, self._seed), 0)
-                rollouts[(self._task, self._seed)] = self._rollout + 1
+            self._rollout = rollouts.next(self._task, self._seed)
             self._opened = False
             return None
 
@@ -205,8 +201,8 @@ def environment_class(url: str, agent: Any = "trl-grpo", timeout: float = 120.0,
                 self._env.step({"role": "assistant", "content": answer})
             return self._env.last_reward or {}
 
-        def _record(self) -> dict:
-            return self._env.record()
+        def _record(self) -> Optional[str]:
+            return keep_record(self._env)
 
     for tool in tools:
         name = tool.get("function", tool)["name"]
@@ -239,12 +235,7 @@ def make_environment_reward(reward_key: str = "reward", keep_records: bool = Fal
             value = details.get(reward_key)
             scores.append(float(value) if isinstance(value, (int, float, bool)) else 0.0)
             if keep_records:
-                try:
-                    environment._record()
-                except EnvError as error:
-                    # The --out of an earlier run with the same agent name holds this rollout already: the score stands.
-                    if error.code != "duplicate_record":
-                        raise
+                environment._record()
         return scores
 
     reward_function.__name__ = f"episode_factory_{reward_key}"

@@ -43,11 +43,10 @@ scores 0.0 and keeps nothing); the prompt the model sees is the server's, whatev
 
 import asyncio
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from episode_factory_env import EnvError, EpisodeFactoryEnv
+from episode_factory_env import EnvError, EpisodeFactoryEnv, RolloutCounter, keep_record
 
 try:
     import verifiers as vf
@@ -143,8 +142,7 @@ class EpisodeFactoryMultiTurnEnv(_MultiTurnEnv):
                  keep_records: bool = False, timeout: float = 120.0, max_turns: int = -1, **kwargs):
         self.env_url, self.agent, self.keep_records, self.timeout = url, agent, keep_records, timeout
         self._episodes: dict = {}
-        self._rollouts: dict = {}
-        self._counting = threading.Lock()
+        self._rollouts = RolloutCounter()
         if dataset is None and eval_dataset is None:
             dataset = dataset_rows(url, seeds, tasks)
         if vf is not None and isinstance(dataset, list):
@@ -160,9 +158,7 @@ class EpisodeFactoryMultiTurnEnv(_MultiTurnEnv):
             info = json.loads(info)
         target = info.get("episode_factory") or {}
         task, seed = target.get("task"), target.get("seed")
-        with self._counting:
-            rollout = self._rollouts.get((task, seed), 0)
-            self._rollouts[(task, seed)] = rollout + 1
+        rollout = self._rollouts.next(task, seed)
         env = EpisodeFactoryEnv(self.env_url, timeout=self.timeout)
         observation, opened = await asyncio.to_thread(env.reset, task=task, seed=seed, agent=self.agent, rollout=rollout)
         self._episodes[env.episode_id] = env
@@ -206,12 +202,7 @@ class EpisodeFactoryMultiTurnEnv(_MultiTurnEnv):
                 await asyncio.to_thread(env.step, {"role": "assistant", "content": ""})
             episode["reward"] = env.last_reward
             if self.keep_records:
-                try:
-                    episode["record_id"] = (await asyncio.to_thread(env.record))["record_id"]
-                except EnvError as error:
-                    # A rollout the --out holds already (a rerun under the same agent name): the score stands.
-                    if error.code != "duplicate_record":
-                        raise
+                episode["record_id"] = await asyncio.to_thread(keep_record, env)
         except EnvError as error:
             episode["error"] = str(error)
         finally:

@@ -78,6 +78,8 @@ describe('TRL environment_factory over env serve', () => {
       ['tool-world-v1.assignee-email.s6.remote-grpo-check.r0', 'tool-world-v1.assignee-email.s6.remote-grpo-check.r1'],
       'each reset of a (task, seed) is the next rollout of its group',
     );
+    assert.deepEqual(report.rerun, { score: 0, kept: ids[0] }, 'a rerun under the same agent name is scored, and the record --out holds already is named');
+    assert.equal(ids.length, plays.length, 'and nothing was kept twice');
   });
 });
 

@@ -43,7 +43,12 @@ def main(url, plays_path):
         completions.append([{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]} for name, arguments in play["calls"]] + [{"role": "assistant", "content": play["answer"]}])
         results.append(answers)
     scores = reward(completions, environments=environments, prompts=None)
-    print(json.dumps({"schemas": schemas, "answers": results, "scores": scores, "episodes": [environment._env.episode_id for environment in environments]}))
+    # A rerun under the same agent name: a new class numbers rollouts from 0 again, so the first play's rollout is one
+    # the server's --out holds already. It is scored, not kept twice, and the id of the record it holds comes back.
+    again = environment_class(url, agent=spec["agent"])()
+    again.reset(**spec["plays"][0]["row"])
+    rerun = {"score": reward([[{"role": "assistant", "content": "No idea."}]], environments=[again])[0], "kept": again._record()}
+    print(json.dumps({"schemas": schemas, "answers": results, "scores": scores, "episodes": [environment._env.episode_id for environment in environments], "rerun": rerun}))
 
 
 if __name__ == "__main__":
