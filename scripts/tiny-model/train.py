@@ -225,8 +225,105 @@ def write_gguf(path, model, m, used, vocab, template):
     return eos
 
 
+def shared_prefix(lines):
+    """The system turn and catalog every episode starts with, cut before the first trained token: the longest start all lines share.
+
+    A line played under a changed catalog (its id ends in #catalogN) has another system turn: it is left out here and trains whole."""
+    plain = [line for line in lines if "#catalog" not in line["record_id"]]
+    first = plain[0]["ids"]
+    P = min(len(line["ids"]) for line in plain)
+    for line in plain:
+        ids = line["ids"]
+        k = 0
+        while k < P and ids[k] == first[k]:
+            k += 1
+        P = k
+    return min(P, min(line["loss"][0][0] for line in plain if line["loss"]) - 1)
+
+
+def train_preferences(model, path, d, to_compact, prefix, P, unused, rng, curve, started):
+    """DPO on step-aligned pairs, against a frozen copy of the model as it was: beta, steps, batch and lr from d."""
+    import copy
+
+    pairs = [json.loads(line) for line in open(path)]
+    if not pairs:
+        sys.exit(f"tiny-model: {path} holds no preference pairs")
+    reference = copy.deepcopy(model).eval()
+    for p in reference.parameters():
+        p.requires_grad_(False)
+    head = prefix[0].tolist()
+
+    def side(s):
+        ids = to_compact[np.array(s["ids"])]
+        start, end = s["loss"]
+        shared = len(ids) > P and ids[:P].tolist() == head
+        offset = P if shared else 0
+        return ids[offset:-1], ids[offset + 1:], start - offset - 1, end - offset - 1, shared
+
+    def logps(net, items):
+        """Summed log-probability of each item's trained span: items that share the prefix attend to it, the others run whole."""
+        out = []
+        for shared in (True, False):
+            group = [(k, item) for k, item in enumerate(items) if item[4] == shared]
+            if not group:
+                continue
+            S = max(len(item[0]) for _, item in group)
+            ids = torch.zeros(len(group), S, dtype=torch.long)
+            for j, (_, item) in enumerate(group):
+                ids[j, : len(item[0])] = torch.from_numpy(item[0])
+            if shared:
+                past = net(prefix, torch.arange(P))[1]
+                hidden, _ = net(ids, torch.arange(P, P + S), past)
+            else:
+                hidden, _ = net(ids, torch.arange(S))
+            for j, (k, item) in enumerate(group):
+                lo, hi = item[2], item[3]
+                logits = net.logits(hidden[j, lo:hi], unused)
+                target = torch.from_numpy(item[1][lo:hi])
+                out.append((k, -F.cross_entropy(logits, target, reduction="sum")))
+        out.sort(key=lambda pair: pair[0])
+        return torch.stack([value for _, value in out])
+
+    items = [(side(pair["chosen"]), side(pair["rejected"])) for pair in pairs]
+    opt = torch.optim.AdamW(model.parameters(), lr=d["lr"], betas=(0.9, 0.95), weight_decay=0.0)
+    beta, B = d["beta"], d["batch"]
+    first_step = len(curve)
+    accuracy = []
+    for step in range(d["steps"]):
+        picks = rng.integers(len(items), size=B)
+        chosen = [items[i][0] for i in picks]
+        rejected = [items[i][1] for i in picks]
+        with torch.no_grad():
+            ref_c, ref_r = logps(reference, chosen), logps(reference, rejected)
+        pol_c, pol_r = logps(model, chosen), logps(model, rejected)
+        margin = beta * ((pol_c - ref_c) - (pol_r - ref_r))
+        loss = -F.logsigmoid(margin).mean()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        accuracy.append(float((margin > 0).float().mean()))
+        curve.append({"step": first_step + step + 1, "phase": "dpo", "loss": round(loss.item(), 5)})
+        if step % 10 == 0 or step == d["steps"] - 1:
+            print(f"tiny-model: dpo step {step + 1}/{d['steps']} loss {loss.item():.4f} ({time.time() - started:.0f}s)", flush=True)
+    tail = max(1, len(accuracy) // 5)
+    return {"pairs": len(pairs), "steps": d["steps"], "beta": beta, "final_reward_accuracy": round(float(np.mean(accuracy[-tail:])), 4)}
+
+
+def parse_options(argv):
+    """Optional KEY=VALUE arguments after the six positional ones."""
+    options = {}
+    for arg in argv:
+        key, _, value = arg.partition("=")
+        if not value:
+            sys.exit(f"tiny-model: argument {arg!r} is not KEY=VALUE (state-in, state-out, preferences, curve)")
+        options[key] = value
+    return options
+
+
 def main():
     config_path, corpus_path, vocab_path, template_path, out_gguf, out_stats = sys.argv[1:7]
+    options = parse_options(sys.argv[7:])
     started = time.time()
     config = json.load(open(config_path))
     m, t = config["model"], config["train"]
@@ -240,40 +337,55 @@ def main():
     heldout = [line for line in lines if line["split"] == "heldout"]
     vocab = read_vocab(vocab_path)
     n_vocab = len(vocab["tokens"])
-    used = sorted({i for line in train for i in line["ids"]})
+    state_in = torch.load(options["state-in"]) if "state-in" in options else None
+    # Training on top of a model keeps its vocabulary: ids it never saw stay in the shared class.
+    used = state_in["used"] if state_in else sorted({i for line in train for i in line["ids"]})
     U = len(used)
     to_compact = np.full(n_vocab, U, dtype=np.int64)
     to_compact[np.array(used)] = np.arange(U)
 
-    # The shared prefix: the longest common start of every training episode, cut before the first trained token.
-    first = train[0]["ids"]
-    P = min(len(line["ids"]) for line in train)
-    for line in train:
-        ids = line["ids"]
-        k = 0
-        while k < P and ids[k] == first[k]:
-            k += 1
-        P = k
-    P = min(P, min(line["loss"][0][0] for line in train if line["loss"]) - 1)
+    P = state_in["prefix_length"] if state_in else shared_prefix(train)
+    first = state_in["prefix"] if state_in else next(line for line in train if "#catalog" not in line["record_id"])["ids"][:P]
     prefix = torch.tensor(to_compact[np.array(first[:P])])[None]
+    shares = lambda line: line["ids"][:P] == first[:P]
 
-    def tail(line):
+    def tail(line, start=P):
         """The episode after the prefix: inputs, targets (compact ids) and the loss mask, aligned."""
         ids = np.array(line["ids"])
         mask = np.zeros(len(ids), dtype=bool)
         for s, e in line["loss"]:
             mask[s:e] = True  # targets at positions s..e-1 are predicted from the position before
-        return to_compact[ids[P:-1]], to_compact[ids[P + 1:]], mask[P + 1:]
+        return to_compact[ids[start:-1]], to_compact[ids[start + 1:]], mask[start + 1:]
 
-    tails = [tail(line) for line in train]
-    held = [tail(line) for line in heldout]
+    start_token = vocab["tokens"].index("<|im_start|>")
+
+    def request_start(ids):
+        """Where the first user turn begins: the second <|im_start|>."""
+        return [k for k, i in enumerate(ids) if i == start_token][1]
+
+    # A line under a changed catalog has a system turn of another length: its tail starts as far into its request as the prefix reaches into the others'.
+    into_request = P - request_start(first) if first.count(start_token) > 1 else 0
+
+    def whole(line):
+        ids = np.array(line["ids"])
+        mask = np.zeros(len(ids), dtype=bool)
+        for s, e in line["loss"]:
+            mask[s:e] = True
+        return to_compact[ids[:-1]], to_compact[ids[1:]], mask[1:]
+
+    tails = [tail(line) for line in train if shares(line)]
+    odd = [whole(line) for line in train if not shares(line)]
+    odd_tails = [tail(line, request_start(line["ids"]) + into_request) for line in train if not shares(line) and into_request > 0]
+    held = [tail(line) for line in heldout if shares(line)]
 
     model = TinyQwen2(m, U + 1)
     parity = check_against_transformers(model, m)
-    print(f"tiny-model: {len(train)} training episodes, {U} token ids used, shared prefix {P} tokens, forward matches transformers' Qwen2 (max diff {parity:.1e}) ({time.time() - started:.0f}s)", flush=True)
+    if state_in:
+        model.load_state_dict(state_in["weights"])
+    print(f"tiny-model: {len(train)} training lines ({len(odd)} under a changed catalog), {U} token ids used, shared prefix {P} tokens, forward matches transformers' Qwen2 (max diff {parity:.1e}) ({time.time() - started:.0f}s)", flush=True)
     unused = n_vocab - U
 
-    def batch_loss(batch, with_prefix=True):
+    def pad(batch):
         S = max(len(b[0]) for b in batch)
         ids = torch.zeros(len(batch), S, dtype=torch.long)
         tgt = torch.zeros(len(batch), S, dtype=torch.long)
@@ -282,59 +394,123 @@ def main():
             ids[j, : len(x)] = torch.from_numpy(x)
             tgt[j, : len(y)] = torch.from_numpy(y)
             msk[j, : len(mk)] = torch.from_numpy(mk)
+        return ids, tgt, msk, S
+
+    def batch_loss(batch, with_prefix=True):
+        ids, tgt, msk, S = pad(batch)
         past = model(prefix, torch.arange(P))[1] if with_prefix else None
         hidden, _ = model(ids, torch.arange(P, P + S), past)
         logits = model.logits(hidden[msk], unused)
         return F.cross_entropy(logits, tgt[msk])
 
+    def whole_loss(item):
+        ids, tgt, msk, S = pad([item])
+        hidden, _ = model(ids, torch.arange(S))
+        return F.cross_entropy(model.logits(hidden[msk], unused), tgt[msk])
+
+    eos_compact = to_compact[vocab["tokens"].index(EOS_TEXT)]
+
+    def window(item, width):
+        """A short sample: the request (the first user turn), then one trained turn with the `width` tokens before it, at positions after the prefix.
+
+        The conversation between is cut: what a turn copies is in the request or in the results just before it."""
+        x, y, mk = item
+        spans = np.flatnonzero(np.diff(np.concatenate([[0], mk.astype(np.int8), [0]])))
+        starts, ends = spans[0::2], spans[1::2]
+        k = int(rng.integers(len(starts)))
+        request = int(np.flatnonzero(x == eos_compact)[0]) + 1 if (x == eos_compact).any() else 0
+        lo = max(request, starts[k] - width)
+        keep = np.concatenate([np.arange(request), np.arange(lo, ends[k])])
+        return x[keep], y[keep], mk[keep]
+
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     rest = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": t["weight_decay"]}, {"params": rest, "weight_decay": 0.0}],
                             lr=t["lr"], betas=(0.9, 0.95))
+    windows = t.get("windows", {"steps": 0})
     steps, B = t["steps"], t["batch_episodes"]
+    total = windows["steps"] + steps
 
     def lr_at(step):
         if step < t["warmup_steps"]:
             return t["lr"] * (step + 1) / t["warmup_steps"]
-        progress = (step - t["warmup_steps"]) / max(1, steps - t["warmup_steps"])
+        progress = (step - t["warmup_steps"]) / max(1, total - t["warmup_steps"])
         return t["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+    curve = []
+    every = t.get("heldout_every", 0)
+
+    def heldout_loss():
+        with torch.no_grad():
+            return float(np.mean([batch_loss(held[i:i + B]).item() for i in range(0, len(held), B)]))
 
     order = []
     losses = []
-    for step in range(steps):
-        if len(order) < B:
-            order.extend(rng.permutation(len(tails)).tolist())
-        batch = [tails[i] for i in order[:B]]
-        del order[:B]
+    for step in range(total):
         for group in opt.param_groups:
             group["lr"] = lr_at(step)
-        loss = batch_loss(batch, with_prefix=step >= t["steps_without_prefix"])
+        if step < windows["steps"]:
+            picks = rng.integers(len(tails) + len(odd_tails), size=windows["batch"])
+            # The last windows attend to the system turn, so the model learns to read past the catalog before whole tails cost it more.
+            with_prefix = step >= windows["steps"] - windows.get("prefix_steps", 0)
+            sample = lambda i: tails[i] if i < len(tails) else odd_tails[i - len(tails)]
+            loss = batch_loss([window(sample(i), windows["width"]) for i in picks], with_prefix=with_prefix)
+            phase = "windows+prefix" if with_prefix else "windows"
+        else:
+            if len(order) < B:
+                order.extend(rng.permutation(len(tails)).tolist())
+            batch = [tails[i] for i in order[:B]]
+            del order[:B]
+            tail_step = step - windows["steps"]
+            with_prefix = tail_step >= t["steps_without_prefix"]
+            loss = batch_loss(batch, with_prefix=with_prefix)
+            if odd and with_prefix and tail_step % max(1, len(tails) // max(1, len(odd))) == 0:
+                loss = loss + whole_loss(odd[int(rng.integers(len(odd)))]) / B
+            phase = "prefix" if with_prefix else "tails"
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(loss.item())
-        if step % 25 == 0 or step == steps - 1:
-            print(f"tiny-model: step {step + 1}/{steps} loss {loss.item():.4f} ({time.time() - started:.0f}s)", flush=True)
+        point = {"step": step + 1, "phase": phase, "loss": round(loss.item(), 5)}
+        if every and held and ((step + 1) % every == 0 or step == total - 1):
+            point["heldout_loss"] = round(heldout_loss(), 5)
+        curve.append(point)
+        if step % 25 == 0 or step == total - 1:
+            print(f"tiny-model: step {step + 1}/{total} ({phase}) loss {loss.item():.4f} ({time.time() - started:.0f}s)", flush=True)
 
-    with torch.no_grad():
-        held_loss = float(np.mean([batch_loss(held[i:i + B]).item() for i in range(0, len(held), B)]))
+    preference_stats = None
+    if "preferences" in options:
+        preference_stats = train_preferences(model, options["preferences"], t["dpo"], to_compact, prefix, P, unused, rng, curve, started)
+
+    held_loss = heldout_loss() if held else None
     template = open(template_path).read()
     eos = write_gguf(out_gguf, model, m, used, vocab, template)
+    if "state-out" in options:
+        torch.save({"weights": model.state_dict(), "used": used, "prefix_length": P, "prefix": list(first[:P])}, options["state-out"])
     stats = {
         "used_token_ids": U,
         "shared_prefix_tokens": P,
         "train_episodes": len(train),
         "heldout_episodes": len(heldout),
-        "steps": steps,
-        "final_loss": round(float(np.mean(losses[-10:])), 5),
-        "heldout_loss": round(held_loss, 5),
+        "steps": len(losses),
+        "final_loss": round(float(np.mean(losses[-10:])), 5) if losses else None,
+        "heldout_loss": round(held_loss, 5) if held_loss is not None else None,
         "transformers_parity_max_abs_diff": parity,
         "eos_token_id": eos,
         "train_seconds": round(time.time() - started, 1),
     }
+    if windows["steps"] or odd:
+        stats["windows_steps"] = windows["steps"]
+        stats["changed_catalog_lines"] = len(odd)
+    if preference_stats:
+        stats["preferences"] = preference_stats
     json.dump(stats, open(out_stats, "w"), indent=2)
-    print(f"tiny-model: trained {steps} steps, final loss {stats['final_loss']}, held-out loss {stats['heldout_loss']}", flush=True)
+    if "curve" in options:
+        with open(options["curve"], "w") as out:
+            for point in curve:
+                out.write(json.dumps(point) + "\n")
+    print(f"tiny-model: trained {len(losses)} steps, final loss {stats['final_loss']}, held-out loss {stats['heldout_loss']}", flush=True)
 
 
 if __name__ == "__main__":

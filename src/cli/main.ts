@@ -34,6 +34,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   report: async () => (await import('./report-command.js')).registerReport,
   trace: async () => (await import('./trace-command.js')).registerTrace,
   engine: async () => (await import('./engine-command.js')).registerEngine,
+  experiment: async () => (await import('./experiment-command.js')).registerExperiment,
 };
 
 /** The program with every command, or with only `only` when the command line names one. */

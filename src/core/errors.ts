@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'dataset_corrupt'
   | 'dataset_tampered'
   | 'model_unavailable'
-  | 'card_not_publishable';
+  | 'card_not_publishable'
+  | 'training_failed';
 
 /** A check that stops a command (a card not fit to publish, files that differ from their manifest) is 1; every other code is a usage or precondition problem. */
 const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
@@ -39,6 +40,7 @@ const EXIT_STATUS: Record<ErrorCode, 1 | 2> = {
   dataset_tampered: 1,
   model_unavailable: 2,
   card_not_publishable: 1,
+  training_failed: 1,
 };
 
 export interface Problem {

@@ -1,0 +1,54 @@
+// Owns playing an experiment's held-out episodes: a GGUF served by the
+// project's own engine (llama.cpp behind Ollama's API, on a free loopback
+// port, for the length of the evaluation) plays them as the policy through the
+// ordinary `generate` path, so every episode is replayed and judged by the
+// hidden predicates and written as a verified record that pins the model's
+// digest; or the scripted solution plays them, as the reference.
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { FactoryError } from '../core/errors.js';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import { startEngine } from '../engine/engine-server.js';
+import { generateDataset, type EpisodeProgress, type GenerateSummary } from '../generation/generate-dataset.js';
+import type { Lane, SeedRange } from '../lanes/lane.js';
+import { preparePolicy } from '../selection/policy-selection.js';
+import { EPISODES_FILE } from '../dataset/dataset-reader.js';
+
+export interface Evaluation {
+  dir: string;
+  records: string;
+  summary: GenerateSummary;
+}
+
+export interface EvaluationJob {
+  lane: Lane;
+  seeds: SeedRange;
+  dir: string;
+  /** The model to serve; none: the lane's scripted policy plays. */
+  gguf?: string;
+  /** The name the engine serves it as (the records' policy is `ollama:<name>`). */
+  name?: string;
+  onEpisode?: (progress: EpisodeProgress) => void;
+}
+
+/** Plays the episodes into `dir`; an interrupted evaluation resumes from its sealed parts. */
+export async function evaluatePolicy(job: EvaluationJob): Promise<Evaluation> {
+  const records = join(job.dir, EPISODES_FILE);
+  if (!job.gguf) {
+    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, formats: ['jsonl'], resume: true, onEpisode: job.onEpisode });
+    return { dir: job.dir, records, summary };
+  }
+  if (!existsSync(job.gguf)) throw new FactoryError('model_unavailable', `no model file at ${job.gguf}`, { fix: 'train it again: rerun the experiment with the same --out' });
+  const engine = await startEngine({ modelPath: job.gguf, ...(job.name ? { name: job.name } : {}), host: '127.0.0.1', port: 0, version: `episode-factory-engine ${FACTORY_VERSION}` });
+  try {
+    const policy = await preparePolicy(job.lane, { kind: 'model', model: { provider: 'ollama', model: engine.served.name } }, { host: engine.url, mode: 'native' });
+    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, formats: ['jsonl'], policy, resume: true, onEpisode: job.onEpisode });
+    if (summary.infra_errors > 0) {
+      throw new FactoryError('model_unavailable', `${summary.infra_errors} evaluation episodes of ${job.gguf} were cut short by the engine`, { fix: `read ${join(job.dir, 'rejected.jsonl')}, then rerun the experiment with the same --out: it resumes` });
+    }
+    return { dir: job.dir, records, summary };
+  } finally {
+    await engine.close();
+  }
+}

@@ -1,0 +1,147 @@
+// Owns training a tiny qwen2 model through the project's Python environment:
+// the vocab and chat template (Qwen2's, unpacked from the llama.cpp source
+// node-llama-cpp ships, shared with scripts/tiny-model.sh), the recipe written
+// as the trainer's config, and scripts/tiny-model/train.py run as a child
+// (CPU torch, seeded, deterministic) that writes a GGUF llama.cpp serves, its
+// stats, its learning curve and, for training on top of it, its state.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FactoryError } from '../core/errors.js';
+import { PACKAGE_ROOT } from '../core/package-paths.js';
+
+export interface TinyVocab {
+  vocab: string;
+  template: string;
+}
+
+export const PYTHON_ENVIRONMENT = join(PACKAGE_ROOT, '.cache', 'python-loaders', 'bin', 'python');
+export const TINY_TRAINER = join(PACKAGE_ROOT, 'scripts', 'tiny-model', 'train.py');
+
+function fileSha256(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** Qwen2's vocab file and the Qwen2.5 chat template, unpacked once into .cache/tiny-model/vocab/<bundle sha256>/ (where scripts/tiny-model.sh puts them). */
+export function tinyVocab(): TinyVocab {
+  const bundle = join(PACKAGE_ROOT, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
+  if (!existsSync(bundle)) throw new FactoryError('model_unavailable', `no llama.cpp source bundle at ${bundle}`, { fix: 'run npm ci (node-llama-cpp ships it)' });
+  const dir = join(PACKAGE_ROOT, '.cache', 'tiny-model', 'vocab', fileSha256(bundle));
+  const found = { vocab: join(dir, 'ggml-vocab-qwen2.gguf'), template: join(dir, 'Qwen-Qwen2.5-7B-Instruct.jinja') };
+  if (existsSync(found.template)) return found;
+  mkdirSync(join(PACKAGE_ROOT, '.cache', 'tiny-model'), { recursive: true });
+  const checkout = mkdtempSync(join(PACKAGE_ROOT, '.cache', 'tiny-model', 'llama.cpp.'));
+  try {
+    const clone = spawnSync('git', ['clone', '--quiet', '--no-checkout', bundle, checkout], { encoding: 'utf8' });
+    if (clone.status !== 0) throw new FactoryError('model_unavailable', `git could not unpack ${bundle}: ${clone.error?.message ?? clone.stderr.trim()}`, { fix: 'install git, or run npm ci to restore node-llama-cpp' });
+    mkdirSync(dir, { recursive: true });
+    for (const [inside, out] of [['models/ggml-vocab-qwen2.gguf', found.vocab], ['models/templates/Qwen-Qwen2.5-7B-Instruct.jinja', found.template]] as const) {
+      const shown = spawnSync('git', ['-C', checkout, 'show', `HEAD:${inside}`], { maxBuffer: 1 << 30 });
+      if (shown.status !== 0) throw new FactoryError('model_unavailable', `${bundle} has no ${inside}`, { fix: 'run npm ci to restore node-llama-cpp' });
+      writeFileSync(`${out}.partial`, shown.stdout);
+      renameSync(`${out}.partial`, out);
+    }
+  } finally {
+    rmSync(checkout, { recursive: true, force: true });
+  }
+  return found;
+}
+
+/** The trainer's config: the model's shape and how it is trained (scripts/tiny-model/README.md explains each phase). */
+export interface TinyRecipe {
+  model: { layers: number; hidden: number; heads: number; kv_heads: number; ffn: number; rope_base: number; rms_eps: number; context_length: number };
+  train: {
+    seed: number;
+    threads: number;
+    /** Steps over whole episode tails; the last `steps - steps_without_prefix` of them attend to the shared system turn. */
+    steps: number;
+    steps_without_prefix: number;
+    batch_episodes: number;
+    lr: number;
+    warmup_steps: number;
+    weight_decay: number;
+    /** First, short samples: one trained turn and the `width` tokens before it, `batch` at a time. */
+    windows?: { steps: number; batch: number; width: number };
+    /** The held-out loss every this many steps (0: only at the end). */
+    heldout_every?: number;
+    dpo?: { steps: number; beta: number; batch: number; lr: number };
+  };
+}
+
+export interface TrainingRun {
+  gguf: string;
+  /** sha256 of the GGUF: the digest the engine reports and each evaluation record pins. */
+  digest: string;
+  stats: Record<string, unknown>;
+  curve: { step: number; phase: string; loss: number; heldout_loss?: number }[];
+  state: string;
+}
+
+export interface TrainingJob {
+  recipe: TinyRecipe;
+  corpus: string;
+  dir: string;
+  /** Train on top of this state (DPO after SFT). */
+  stateIn?: string;
+  preferences?: string;
+  python?: string;
+  onProgress?: (line: string) => void;
+}
+
+/** Runs the trainer into `dir` (written whole or not at all: a partial run leaves only `dir.partial`). */
+export async function trainTinyModel(job: TrainingJob): Promise<TrainingRun> {
+  const python = job.python ?? PYTHON_ENVIRONMENT;
+  if (!existsSync(python)) throw new FactoryError('model_unavailable', `no Python environment at ${python}`, { fix: 'run scripts/python-loaders.sh (CPU torch, transformers, gguf), or pass --python' });
+  const { vocab, template } = tinyVocab();
+  const partial = `${job.dir}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  const config = join(partial, 'recipe.json');
+  writeFileSync(config, JSON.stringify(job.recipe, null, 2) + '\n');
+  const args = [TINY_TRAINER, config, job.corpus, vocab, template, join(partial, 'model.gguf'), join(partial, 'train.json'), `state-out=${join(partial, 'state.pt')}`, `curve=${join(partial, 'curve.jsonl')}`];
+  if (job.stateIn) args.push(`state-in=${job.stateIn}`);
+  if (job.preferences) args.push(`preferences=${job.preferences}`);
+  const log: string[] = [];
+  const status = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(python, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONHASHSEED: '0' } });
+    let pending = '';
+    const take = (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        log.push(line);
+        if (log.length > 200) log.shift();
+        if (line.startsWith('tiny-model:')) job.onProgress?.(line);
+      }
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  writeFileSync(join(partial, 'train.log'), log.join('\n') + '\n');
+  if (status !== 0) {
+    throw new FactoryError('training_failed', `the trainer exited with status ${status}: ${log.filter((line) => line.trim() !== '').slice(-3).join(' | ')}`, {
+      fix: `read ${join(partial, 'train.log')}; run scripts/python-loaders.sh if a Python module is missing`,
+    });
+  }
+  rmSync(job.dir, { recursive: true, force: true });
+  renameSync(partial, job.dir);
+  return readTrainingRun(job.dir);
+}
+
+/** A finished training directory, read back. */
+export function readTrainingRun(dir: string): TrainingRun {
+  const gguf = join(dir, 'model.gguf');
+  const curveText = readFileSync(join(dir, 'curve.jsonl'), 'utf8');
+  return {
+    gguf,
+    digest: fileSha256(gguf),
+    stats: JSON.parse(readFileSync(join(dir, 'train.json'), 'utf8')) as Record<string, unknown>,
+    curve: curveText.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as TrainingRun['curve'][number]),
+    state: join(dir, 'state.pt'),
+  };
+}

@@ -1,0 +1,275 @@
+// Owns `experiment train-eval`: the loop that shows whether a model trained on
+// the factory's records does the tasks better. From one lane it generates the
+// training records (and, for the ablation, the same tasks with no faults and
+// only the clean variant; for DPO, every variant side by side), tokenizes the
+// completed ones, trains the tiny model on each arm, serves each model through
+// the engine, plays the held-out seeds with faults on (every episode replayed
+// and judged), and writes the figures, the paired comparisons and the pins.
+// Every stage lands in its own directory under --out, written whole or not at
+// all, so a run stopped anywhere resumes where it stopped; the run's identity
+// (lane, seeds, base, recipe, arms) is kept in experiment.json, and a rerun
+// into the same --out with different inputs is refused.
+
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { canonicalJson } from '../core/canonical-json.js';
+import { FactoryError } from '../core/errors.js';
+import { hashCanonical } from '../core/hashing.js';
+import { FACTORY_VERSION } from '../core/package-paths.js';
+import type { Lane, SeedRange } from '../lanes/lane.js';
+import type { EpisodeRecord } from '../records/episode-record.js';
+import type { EpisodeProgress } from '../generation/generate-dataset.js';
+import { deriveLane } from './experiment-lanes.js';
+import { comparePolicies, episodeKey, policyFigures, type PairedComparison, type PolicyFigures } from './evaluation-metrics.js';
+import { evaluatePolicy } from './policy-evaluation.js';
+import { completedRecords, preferencePairs, readEpisodes, sftLines } from './training-data.js';
+import { readTrainingRun, trainTinyModel, type TinyRecipe, type TrainingRun } from './tiny-training.js';
+import { tinyVocab } from './tiny-training.js';
+import { openVocabTokenizer } from './vocab-tokenizer.js';
+import { TRAINING_RECIPES, type RecipeName } from './training-recipes.js';
+
+/** What each arm is: the base before training, SFT on the lane's records, SFT on clean records only, DPO on top of SFT. */
+export const ARMS = ['base', 'sft', 'sft-clean', 'dpo'] as const;
+export type Arm = (typeof ARMS)[number];
+
+export const ARM_DESCRIPTIONS: Record<Arm, string> = {
+  base: 'the model before training (its initial weights)',
+  sft: "SFT on the lane's completed records: every variant, faults on",
+  'sft-clean': 'SFT on as many completed records with no faults, clean variant only',
+  dpo: 'the SFT model, then DPO on step-aligned pairs',
+};
+
+export interface TrainEvalOptions {
+  lane: Lane;
+  trainSeeds: SeedRange;
+  evalSeeds: SeedRange;
+  /** The seeds whose every-variant episodes give the DPO pairs (default: the first quarter of the training seeds, at most 100). */
+  pairSeeds?: SeedRange;
+  out: string;
+  recipe: RecipeName;
+  arms: readonly Arm[];
+  python?: string;
+  onProgress?: (message: string) => void;
+}
+
+export interface ArmResult {
+  arm: Arm;
+  description: string;
+  model: { gguf: string; digest: string } | null;
+  training: Record<string, unknown> | null;
+  figures: PolicyFigures;
+  records: { path: string; sha256: string };
+}
+
+export interface TrainEvalResult {
+  format: 'episode-factory.experiment.v1';
+  lane: { name: string; sha256: string };
+  train_seeds: string;
+  eval_seeds: string;
+  pair_seeds: string | null;
+  recipe: { name: RecipeName; sha256: string; config: TinyRecipe };
+  factory_version: string;
+  data: Record<string, { path: string; records: number; completed: number; sha256: string }>;
+  corpus: { sft_records: number; sft_lines: number; clean_records: number | null; preference_pairs: number | null; pairs_by_rejected_variant: Record<string, number> | null };
+  scripted: ArmResult;
+  arms: ArmResult[];
+  comparisons: PairedComparison[];
+  curves: Record<string, TrainingRun['curve']>;
+}
+
+/** The trainer's stats without its wall time: the report is the same bytes for the same inputs. */
+function reportedStats(stats: Record<string, unknown>): Record<string, unknown> {
+  const { train_seconds: _seconds, ...rest } = stats;
+  return rest;
+}
+
+const range = (seeds: SeedRange) => `${seeds.from}..${seeds.to}`;
+
+function fileSha256(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+function writeWhole(path: string, text: string): void {
+  writeFileSync(`${path}.partial`, text);
+  renameSync(`${path}.partial`, path);
+}
+
+/** The run's identity: a rerun into the same --out must match it, or it would mix two experiments' files. */
+function claimRun(options: TrainEvalOptions, recipe: TinyRecipe, pairSeeds: SeedRange | null): void {
+  const identity = {
+    lane: options.lane.name,
+    lane_sha256: options.lane.sha256,
+    train_seeds: range(options.trainSeeds),
+    eval_seeds: range(options.evalSeeds),
+    pair_seeds: pairSeeds ? range(pairSeeds) : null,
+    recipe: options.recipe,
+    recipe_sha256: hashCanonical(recipe),
+    arms: [...options.arms],
+    factory_version: FACTORY_VERSION,
+  };
+  const path = join(options.out, 'experiment.json');
+  if (existsSync(path)) {
+    const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    const differs = Object.keys(identity).filter((key) => canonicalJson(before[key]) !== canonicalJson(identity[key as keyof typeof identity]));
+    if (differs.length > 0) {
+      throw new FactoryError('usage', `${options.out} holds another experiment (it differs in ${differs.join(', ')})`, {
+        fix: 'pass a new --out, or delete that directory to start again',
+      });
+    }
+    return;
+  }
+  mkdirSync(options.out, { recursive: true });
+  writeWhole(path, JSON.stringify(identity, null, 2) + '\n');
+}
+
+function defaultPairSeeds(trainSeeds: SeedRange): SeedRange {
+  const count = trainSeeds.to - trainSeeds.from + 1;
+  return { from: trainSeeds.from, to: trainSeeds.from + Math.max(1, Math.min(100, Math.ceil(count / 4))) - 1 };
+}
+
+export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEvalResult> {
+  const out = resolve(options.out);
+  const say = options.onProgress ?? (() => {});
+  const recipe = TRAINING_RECIPES[options.recipe];
+  const arms = ARMS.filter((arm) => options.arms.includes(arm));
+  if (arms.includes('dpo') && !arms.includes('sft')) throw new FactoryError('usage', '--arms dpo trains on top of sft', { fix: 'add sft to --arms' });
+  const pairSeeds = arms.includes('dpo') ? (options.pairSeeds ?? defaultPairSeeds(options.trainSeeds)) : null;
+  claimRun({ ...options, out }, recipe, pairSeeds);
+  tinyVocab();
+
+  const lanesDir = join(out, 'lanes');
+  const evalLane = deriveLane(options.lane, 'eval', lanesDir);
+  const progress = (stage: string) => (episode: EpisodeProgress) => {
+    if (episode.done === episode.total || episode.done % 50 === 0) say(`${stage}: ${episode.done}/${episode.total} episodes`);
+  };
+
+  // 1. Records: scripted, verified.
+  const data: TrainEvalResult['data'] = {};
+  const generateInto = async (name: string, lane: Lane, seeds: SeedRange): Promise<EpisodeRecord[]> => {
+    const dir = join(out, 'data', name);
+    const done = join(dir, 'experiment-stage.json');
+    if (!existsSync(done)) {
+      say(`records ${name}: ${lane.name} seeds ${range(seeds)}`);
+      await evaluatePolicy({ lane, seeds, dir, onEpisode: progress(`records ${name}`) });
+      writeWhole(done, JSON.stringify({ stage: `records ${name}` }) + '\n');
+    }
+    const path = join(dir, 'episodes.jsonl');
+    const records = readEpisodes(path);
+    data[name] = { path: relative(out, path), records: records.length, completed: records.filter((record) => record.result.task_completed).length, sha256: fileSha256(path) };
+    return records;
+  };
+  const train = await generateInto('train', options.lane, options.trainSeeds);
+  const clean = arms.includes('sft-clean') ? await generateInto('train-clean', deriveLane(options.lane, 'clean', lanesDir), options.trainSeeds) : null;
+  const pairs = pairSeeds ? await generateInto('pairs', deriveLane(options.lane, 'each', lanesDir), pairSeeds) : null;
+  const reference = await generateInto('eval-scripted', evalLane, options.evalSeeds);
+
+  // 2. Corpus: the same number of completed records for both SFT arms.
+  const corpusDir = join(out, 'corpus');
+  const corpusDone = join(corpusDir, 'corpus.json');
+  if (!existsSync(corpusDone)) {
+    say('corpus: tokenizing the completed records');
+    mkdirSync(corpusDir, { recursive: true });
+    const { vocab } = tinyVocab();
+    const tokenizer = await openVocabTokenizer(vocab);
+    try {
+      const limit = clean ? Math.min(completedRecords(train).records.length, completedRecords(clean).records.length) : Infinity;
+      const heldout = sftLines(completedRecords(reference).records, 'heldout', tokenizer.tokenize);
+      const write = (name: string, records: readonly EpisodeRecord[]) => {
+        const lines = [...sftLines(records, 'train', tokenizer.tokenize), ...heldout];
+        writeWhole(join(corpusDir, name), lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+        return lines.length - heldout.length;
+      };
+      const sft = completedRecords(train, limit).records;
+      const summary: TrainEvalResult['corpus'] = { sft_records: sft.length, sft_lines: write('sft.jsonl', sft), clean_records: null, preference_pairs: null, pairs_by_rejected_variant: null };
+      if (clean) {
+        const cleanRecords = completedRecords(clean, limit).records;
+        write('sft-clean.jsonl', cleanRecords);
+        summary.clean_records = cleanRecords.length;
+      }
+      if (pairs) {
+        const preferences = preferencePairs(pairs, tokenizer.tokenize);
+        if (preferences.lines.length === 0) throw new FactoryError('usage', `the DPO seeds ${range(pairSeeds!)} gave no step-aligned pairs`, { fix: 'pass more --pair-seeds, or drop dpo from --arms' });
+        writeWhole(join(corpusDir, 'preferences.jsonl'), preferences.lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+        summary.preference_pairs = preferences.lines.length;
+        summary.pairs_by_rejected_variant = preferences.by_rejected_variant;
+      }
+      writeWhole(corpusDone, JSON.stringify(summary, null, 2) + '\n');
+    } finally {
+      await tokenizer.dispose();
+    }
+  }
+  const corpus = JSON.parse(readFileSync(corpusDone, 'utf8')) as TrainEvalResult['corpus'];
+
+  // 3. Models.
+  const runs = new Map<Arm, TrainingRun>();
+  const trainArm = async (arm: Arm): Promise<TrainingRun> => {
+    const dir = join(out, 'models', arm);
+    if (existsSync(join(dir, 'train.json'))) return readTrainingRun(dir);
+    say(`train ${arm}: ${ARM_DESCRIPTIONS[arm]}`);
+    const onProgress = (line: string) => say(`train ${arm}: ${line.replace(/^tiny-model: /, '')}`);
+    if (arm === 'base') {
+      // The base is the same architecture and vocabulary with its initial weights: no step taken.
+      const untrained: TinyRecipe = { ...recipe, train: { ...recipe.train, steps: 0, steps_without_prefix: 0, windows: { steps: 0, batch: 1, width: 1 }, heldout_every: 0 } };
+      return trainTinyModel({ recipe: untrained, corpus: join(corpusDir, 'sft.jsonl'), dir, python: options.python, onProgress });
+    }
+    if (arm === 'dpo') {
+      const sft = runs.get('sft')!;
+      const onTop: TinyRecipe = { ...recipe, train: { ...recipe.train, steps: 0, steps_without_prefix: 0, windows: { steps: 0, batch: 1, width: 1 }, heldout_every: 0 } };
+      return trainTinyModel({ recipe: onTop, corpus: join(corpusDir, 'sft.jsonl'), dir, stateIn: sft.state, preferences: join(corpusDir, 'preferences.jsonl'), python: options.python, onProgress });
+    }
+    return trainTinyModel({ recipe, corpus: join(corpusDir, `${arm}.jsonl`), dir, python: options.python, onProgress });
+  };
+  for (const arm of arms) runs.set(arm, await trainArm(arm));
+
+  // 4. Evaluation: the held-out seeds, faults on, each model as the policy.
+  const evaluate = async (arm: Arm): Promise<EpisodeRecord[]> => {
+    const dir = join(out, 'eval', arm);
+    const done = join(dir, 'experiment-stage.json');
+    if (!existsSync(done)) {
+      say(`eval ${arm}: ${evalLane.name} seeds ${range(options.evalSeeds)}`);
+      await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, dir, gguf: runs.get(arm)!.gguf, name: `tiny-${arm}:latest`, onEpisode: progress(`eval ${arm}`) });
+      writeWhole(done, JSON.stringify({ stage: `eval ${arm}` }) + '\n');
+    }
+    return readEpisodes(join(dir, 'episodes.jsonl'));
+  };
+  const references = new Map(reference.map((record) => [episodeKey(record), record]));
+  const played = new Map<Arm, EpisodeRecord[]>();
+  for (const arm of arms) played.set(arm, await evaluate(arm));
+
+  // 5. Figures and comparisons.
+  const armResult = (arm: Arm | 'scripted', records: EpisodeRecord[], path: string, run: TrainingRun | null): ArmResult => ({
+    arm: arm as Arm,
+    description: arm === 'scripted' ? "the lane's scripted solution (the reference calls are its)" : ARM_DESCRIPTIONS[arm],
+    model: run ? { gguf: relative(out, run.gguf), digest: run.digest } : null,
+    training: run ? reportedStats(run.stats) : null,
+    figures: policyFigures(records, references),
+    records: { path: relative(out, path), sha256: fileSha256(path) },
+  });
+  const results = arms.map((arm) => armResult(arm, played.get(arm)!, join(out, 'eval', arm, 'episodes.jsonl'), runs.get(arm)!));
+  const comparisons: PairedComparison[] = [];
+  const compare = (first: Arm, second: Arm) => {
+    if (played.has(first) && played.has(second)) comparisons.push(comparePolicies(first, played.get(first)!, second, played.get(second)!));
+  };
+  compare('base', 'sft');
+  compare('sft-clean', 'sft');
+  compare('sft', 'dpo');
+  const curves: TrainEvalResult['curves'] = {};
+  for (const arm of arms) if (runs.get(arm)!.curve.length > 0) curves[arm] = runs.get(arm)!.curve;
+  const result: TrainEvalResult = {
+    format: 'episode-factory.experiment.v1',
+    lane: { name: options.lane.name, sha256: options.lane.sha256 },
+    train_seeds: range(options.trainSeeds),
+    eval_seeds: range(options.evalSeeds),
+    pair_seeds: pairSeeds ? range(pairSeeds) : null,
+    recipe: { name: options.recipe, sha256: hashCanonical(recipe), config: recipe },
+    factory_version: FACTORY_VERSION,
+    data,
+    corpus,
+    scripted: armResult('scripted', reference, join(out, data['eval-scripted']!.path), null),
+    arms: results,
+    comparisons,
+    curves,
+  };
+  return result;
+}
