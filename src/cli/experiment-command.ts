@@ -18,6 +18,7 @@ interface TrainEvalFlags {
   trainSeeds: string;
   evalSeeds: string;
   pairSeeds?: string;
+  heldoutTasks?: string;
   base: string;
   out?: string;
   recipe: string;
@@ -44,13 +45,15 @@ export function registerExperiment(program: Command, streams: Streams, setExit: 
         'ablation), dpo (sft, then DPO on step-aligned pairs from every variant played side by side). Each model is served ' +
         'through the engine (llama.cpp) and plays --eval-seeds with faults on; every episode is replayed and judged. ' +
         'Writes report.json, report.md and report.html under --out: tasks completed (Wilson 95%), well-formed and exact ' +
-        'calls, completion after each fault kind, and paired exact McNemar tests (sft vs base, sft vs sft-clean, dpo vs sft). ' +
+        'calls, completion after each fault kind, and paired exact McNemar tests (sft vs base, sft vs sft-clean, dpo vs sft); ' +
+        'with --heldout-tasks, the same for tasks no arm trained on. ' +
         'Every stage lands whole in its own directory: rerun the same command to resume an interrupted run.',
     )
     .argument('<lane>', 'a lane name or path')
     .requiredOption('--train-seeds <A..B>', 'seeds of the training records')
     .requiredOption('--eval-seeds <A..B>', 'held-out seeds the models are evaluated on (must not overlap the training seeds)')
     .option('--pair-seeds <A..B>', 'seeds whose every-variant episodes give the DPO pairs (default: the first quarter of --train-seeds, at most 100)')
+    .option('--heldout-tasks <ids>', 'comma-separated tasks kept out of training and evaluated on their own, on the same seeds')
     .option('--base <model>', 'the model to start from: tiny (a qwen2 of the recipe\'s shape, trained from scratch here)', 'tiny')
     .option('--out <dir>', 'where the run is written (default: runs/<lane>)')
     .option('--recipe <name>', `the tiny model's shape and schedule: ${RECIPE_NAMES.join(' or ')}`, 'standard')
@@ -88,6 +91,7 @@ export function registerExperiment(program: Command, streams: Streams, setExit: 
         trainSeeds,
         evalSeeds,
         ...(pairSeeds ? { pairSeeds } : {}),
+        ...(flags.heldoutTasks ? { heldoutTasks: flags.heldoutTasks.split(',').map((task) => task.trim()).filter((task) => task !== '') } : {}),
         out,
         recipe: flags.recipe as RecipeName,
         arms: arms as Arm[],

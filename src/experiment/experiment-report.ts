@@ -8,7 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { countAxis, escapeXml, rateText } from '../dataset/svg-charts.js';
 import type { Rate } from '../statistics/wilson-interval.js';
-import type { ArmResult, TrainEvalResult } from './train-eval.js';
+import type { ArmResult, EvaluationResult, TrainEvalResult } from './train-eval.js';
+
+/** What one evaluation's tables are drawn from: the held-out seeds' (the result itself) or the held-out tasks'. */
+type Evaluation = Omit<EvaluationResult, 'tasks'>;
 
 const STYLE = readFileSync(new URL('../dataset/report-style.css', import.meta.url), 'utf8');
 const CHART_STYLE = `.chart .curve { fill: none; stroke-width: 1.6; stroke-linejoin: round; }
@@ -31,7 +34,7 @@ interface Table {
 }
 
 /** The scripted reference first: the ceiling every arm is read against. */
-function policies(result: TrainEvalResult): ArmResult[] {
+function policies(result: Evaluation): ArmResult[] {
   return [result.scripted, ...result.arms];
 }
 
@@ -39,7 +42,7 @@ function callsText(rate: Rate): string {
   return rate.n === 0 ? 'no calls' : rateText(rate);
 }
 
-function figuresTable(result: TrainEvalResult): Table {
+function figuresTable(result: Evaluation): Table {
   return {
     header: ['policy', 'what it is', 'episodes', 'tasks completed', 'well-formed calls', 'exact calls'],
     rows: policies(result).map((policy) => [
@@ -53,7 +56,7 @@ function figuresTable(result: TrainEvalResult): Table {
   };
 }
 
-function recoveryTable(result: TrainEvalResult): Table {
+function recoveryTable(result: Evaluation): Table {
   const kinds = [...new Set(policies(result).flatMap((policy) => Object.keys(policy.figures.recovery)))].sort();
   return {
     header: ['fault kind', ...policies(result).map((policy) => policy.arm)],
@@ -64,7 +67,7 @@ function recoveryTable(result: TrainEvalResult): Table {
   };
 }
 
-function comparisonLines(result: TrainEvalResult): string[] {
+function comparisonLines(result: Evaluation): string[] {
   const completed = (name: string) => {
     const rate = policies(result).find((policy) => policy.arm === name)?.figures.completed;
     return rate ? `${rate.successes}/${rate.n}` : '–';
@@ -85,6 +88,7 @@ function pinRows(result: TrainEvalResult): string[][] {
     ...Object.entries(result.data).map(([name, data]) => [`data ${name}`, `${data.path} (${data.records} records, ${data.completed} completed)`, data.sha256]),
     ...result.arms.flatMap((arm) => (arm.model ? [[`model ${arm.arm}`, arm.model.gguf, arm.model.digest]] : [])),
     ...policies(result).map((policy) => [`evaluation ${policy.arm}`, policy.records.path, policy.records.sha256]),
+    ...(result.heldout_tasks ? policies(result.heldout_tasks).map((policy) => [`held-out tasks ${policy.arm}`, policy.records.path, policy.records.sha256]) : []),
   ];
 }
 
@@ -101,24 +105,35 @@ function markdownTable(table: Table): string {
   return [line(table.header), line(table.header.map(() => '---')), ...table.rows.map(line)].join('\n');
 }
 
-export function experimentMarkdown(result: TrainEvalResult): string {
-  const recovery = recoveryTable(result);
-  const comparisons = comparisonLines(result);
+/** One evaluation's tables and comparison lines, in Markdown, under headings of `level`. */
+function markdownEvaluation(evaluation: Evaluation, level: string): string[] {
+  const recovery = recoveryTable(evaluation);
+  const comparisons = comparisonLines(evaluation);
   return [
-    `# Experiment: ${result.lane.name} · ${subtitle(result)}`,
-    '',
-    markdownTable(figuresTable(result)),
+    markdownTable(figuresTable(evaluation)),
     '',
     RATES_NOTE,
     '',
-    '## Completion after each fault kind',
+    `${level} Completion after each fault kind`,
     '',
     recovery.rows.length > 0 ? markdownTable(recovery) : 'No fault fired in the evaluations.',
     '',
-    '## Paired comparisons',
+    `${level} Paired comparisons`,
     '',
     ...(comparisons.length > 0 ? comparisons.map((line) => `- ${line}`) : ['No two arms to compare were run.']),
     '',
+  ];
+}
+
+export function experimentMarkdown(result: TrainEvalResult): string {
+  const heldout = result.heldout_tasks;
+  return [
+    `# Experiment: ${result.lane.name} · ${subtitle(result)}`,
+    '',
+    `Held-out seeds, tasks ${result.train_tasks.join(', ')} (the tasks trained on):`,
+    '',
+    ...markdownEvaluation(result, '##'),
+    ...(heldout ? [`## Held-out tasks: ${heldout.tasks.join(', ')} (never trained on), the same seeds`, '', ...markdownEvaluation(heldout, '###')] : []),
     '## Pins',
     '',
     ...pinRows(result).map(([pin, value, sha256]) => `- ${pin}: ${value}${sha256 ? ` · sha256 ${sha256}` : ''}`),
@@ -236,10 +251,23 @@ function learningCurves(curves: TrainEvalResult['curves']): string {
   return `${open}${parts.join('\n')}\n</figure>`;
 }
 
+/** One evaluation's sections; the held-out tasks' ids carry a prefix so the page's anchors stay unique. */
+function htmlEvaluation(evaluation: Evaluation, heading: string): string {
+  const recovery = recoveryTable(evaluation);
+  const comparisons = comparisonLines(evaluation);
+  const id = (name: string) => (heading === '' ? name : `tasks-${name}`);
+  return `<section id="${id('figures')}"><h2>${escapeXml(heading)}Before and after training</h2>
+${htmlTable(figuresTable(evaluation))}
+<p class="facts">${escapeXml(RATES_NOTE)}</p></section>
+<section id="${id('recovery')}"><h2>${escapeXml(heading)}Recovery by fault kind</h2>
+<p class="facts">Of the episodes in which a fault of the kind fired, the ones still completed; – where the policy met no such fault.</p>
+${recovery.rows.length > 0 ? htmlTable(recovery) : '<p class="empty">No fault fired in the evaluations.</p>'}</section>
+<section id="${id('comparisons')}"><h2>${escapeXml(heading)}Paired comparisons</h2>
+${comparisons.length > 0 ? `<ul>${comparisons.map((line) => `<li>${escapeXml(line)}</li>`).join('\n')}</ul>` : '<p class="empty">No two arms to compare were run.</p>'}</section>`;
+}
+
 export function experimentHtml(result: TrainEvalResult): string {
   const title = `Experiment: ${result.lane.name}`;
-  const recovery = recoveryTable(result);
-  const comparisons = comparisonLines(result);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -258,14 +286,8 @@ ${STYLE}${CHART_STYLE}</style>
 <nav><a href="#figures">Before and after</a><a href="#recovery">Recovery</a><a href="#comparisons">Comparisons</a><a href="#curves">Learning curves</a><a href="#pins">Pins</a></nav>
 </header>
 <main>
-<section id="figures"><h2>Before and after training</h2>
-${htmlTable(figuresTable(result))}
-<p class="facts">${escapeXml(RATES_NOTE)}</p></section>
-<section id="recovery"><h2>Recovery by fault kind</h2>
-<p class="facts">Of the episodes in which a fault of the kind fired, the ones still completed; – where the policy met no such fault.</p>
-${recovery.rows.length > 0 ? htmlTable(recovery) : '<p class="empty">No fault fired in the evaluations.</p>'}</section>
-<section id="comparisons"><h2>Paired comparisons</h2>
-${comparisons.length > 0 ? `<ul>${comparisons.map((line) => `<li>${escapeXml(line)}</li>`).join('\n')}</ul>` : '<p class="empty">No two arms to compare were run.</p>'}</section>
+${htmlEvaluation(result, '')}
+${result.heldout_tasks ? htmlEvaluation(result.heldout_tasks, `Held-out tasks (${result.heldout_tasks.tasks.join(', ')}, never trained on): `) : ''}
 <section id="curves"><h2>Learning curves</h2>
 ${learningCurves(result.curves)}</section>
 <section id="pins"><h2>Pins</h2>

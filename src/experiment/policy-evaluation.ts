@@ -24,6 +24,8 @@ export interface Evaluation {
 export interface EvaluationJob {
   lane: Lane;
   seeds: SeedRange;
+  /** Only these tasks of the lane (default: all). */
+  tasks?: string[];
   dir: string;
   /** The model to serve; none: the lane's scripted policy plays. */
   gguf?: string;
@@ -36,14 +38,14 @@ export interface EvaluationJob {
 export async function evaluatePolicy(job: EvaluationJob): Promise<Evaluation> {
   const records = join(job.dir, EPISODES_FILE);
   if (!job.gguf) {
-    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, formats: ['jsonl'], resume: true, onEpisode: job.onEpisode });
+    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, tasks: job.tasks, formats: ['jsonl'], resume: true, onEpisode: job.onEpisode });
     return { dir: job.dir, records, summary };
   }
   if (!existsSync(job.gguf)) throw new FactoryError('model_unavailable', `no model file at ${job.gguf}`, { fix: 'train it again: rerun the experiment with the same --out' });
   const engine = await startEngine({ modelPath: job.gguf, ...(job.name ? { name: job.name } : {}), host: '127.0.0.1', port: 0, version: `episode-factory-engine ${FACTORY_VERSION}` });
   try {
     const policy = await preparePolicy(job.lane, { kind: 'model', model: { provider: 'ollama', model: engine.served.name } }, { host: engine.url, mode: 'native' });
-    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, formats: ['jsonl'], policy, resume: true, onEpisode: job.onEpisode });
+    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, tasks: job.tasks, formats: ['jsonl'], policy, resume: true, onEpisode: job.onEpisode });
     if (summary.infra_errors > 0) {
       throw new FactoryError('model_unavailable', `${summary.infra_errors} evaluation episodes of ${job.gguf} were cut short by the engine`, { fix: `read ${join(job.dir, 'rejected.jsonl')}, then rerun the experiment with the same --out: it resumes` });
     }

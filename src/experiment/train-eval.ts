@@ -46,6 +46,8 @@ export interface TrainEvalOptions {
   evalSeeds: SeedRange;
   /** The seeds whose every-variant episodes give the DPO pairs (default: the first quarter of the training seeds, at most 100). */
   pairSeeds?: SeedRange;
+  /** Tasks kept out of training and evaluated on their own (default: none). */
+  heldoutTasks?: string[];
   out: string;
   recipe: RecipeName;
   arms: readonly Arm[];
@@ -62,9 +64,19 @@ export interface ArmResult {
   records: { path: string; sha256: string };
 }
 
+/** One evaluation: the scripted reference and each arm on the same episodes, and the paired comparisons. */
+export interface EvaluationResult {
+  tasks: string[];
+  scripted: ArmResult;
+  arms: ArmResult[];
+  comparisons: PairedComparison[];
+}
+
 export interface TrainEvalResult {
   format: 'episode-factory.experiment.v1';
   lane: { name: string; sha256: string };
+  /** The tasks trained on (the held-out tasks left out). */
+  train_tasks: string[];
   train_seeds: string;
   eval_seeds: string;
   pair_seeds: string | null;
@@ -75,6 +87,8 @@ export interface TrainEvalResult {
   scripted: ArmResult;
   arms: ArmResult[];
   comparisons: PairedComparison[];
+  /** The same arms on tasks none of them trained on, when --heldout-tasks names some. */
+  heldout_tasks: EvaluationResult | null;
   curves: Record<string, TrainingRun['curve']>;
 }
 
@@ -103,6 +117,7 @@ function claimRun(options: TrainEvalOptions, recipe: TinyRecipe, pairSeeds: Seed
     train_seeds: range(options.trainSeeds),
     eval_seeds: range(options.evalSeeds),
     pair_seeds: pairSeeds ? range(pairSeeds) : null,
+    heldout_tasks: [...(options.heldoutTasks ?? [])],
     recipe: options.recipe,
     recipe_sha256: hashCanonical(recipe),
     arms: [...options.arms],
@@ -135,6 +150,12 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   const arms = ARMS.filter((arm) => options.arms.includes(arm));
   if (arms.includes('dpo') && !arms.includes('sft')) throw new FactoryError('usage', '--arms dpo trains on top of sft', { fix: 'add sft to --arms' });
   const pairSeeds = arms.includes('dpo') ? (options.pairSeeds ?? defaultPairSeeds(options.trainSeeds)) : null;
+  const laneTasks = options.lane.document.tasks.map((task) => task.id);
+  const heldoutTasks = [...(options.heldoutTasks ?? [])];
+  const unknownTasks = heldoutTasks.filter((task) => !laneTasks.includes(task));
+  if (unknownTasks.length > 0) throw new FactoryError('usage', `--heldout-tasks: ${unknownTasks.join(', ')} is not a task of ${options.lane.name}`, { fix: `choose from ${laneTasks.join(', ')}` });
+  const trainTasks = laneTasks.filter((task) => !heldoutTasks.includes(task));
+  if (trainTasks.length === 0) throw new FactoryError('usage', `--heldout-tasks holds out every task of ${options.lane.name}: nothing is left to train on`, { fix: 'hold out fewer tasks' });
   claimRun({ ...options, out }, recipe, pairSeeds);
   tinyVocab();
 
@@ -146,12 +167,12 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
 
   // 1. Records: scripted, verified.
   const data: TrainEvalResult['data'] = {};
-  const generateInto = async (name: string, lane: Lane, seeds: SeedRange): Promise<EpisodeRecord[]> => {
+  const generateInto = async (name: string, lane: Lane, seeds: SeedRange, tasks: string[]): Promise<EpisodeRecord[]> => {
     const dir = join(out, 'data', name);
     const done = join(dir, 'experiment-stage.json');
     if (!existsSync(done)) {
       say(`records ${name}: ${lane.name} seeds ${range(seeds)}`);
-      await evaluatePolicy({ lane, seeds, dir, onEpisode: progress(`records ${name}`) });
+      await evaluatePolicy({ lane, seeds, tasks, dir, onEpisode: progress(`records ${name}`) });
       writeWhole(done, JSON.stringify({ stage: `records ${name}` }) + '\n');
     }
     const path = join(dir, 'episodes.jsonl');
@@ -159,10 +180,11 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     data[name] = { path: relative(out, path), records: records.length, completed: records.filter((record) => record.result.task_completed).length, sha256: fileSha256(path) };
     return records;
   };
-  const train = await generateInto('train', options.lane, options.trainSeeds);
-  const clean = arms.includes('sft-clean') ? await generateInto('train-clean', deriveLane(options.lane, 'clean', lanesDir), options.trainSeeds) : null;
-  const pairs = pairSeeds ? await generateInto('pairs', deriveLane(options.lane, 'each', lanesDir), pairSeeds) : null;
-  const reference = await generateInto('eval-scripted', evalLane, options.evalSeeds);
+  const train = await generateInto('train', options.lane, options.trainSeeds, trainTasks);
+  const clean = arms.includes('sft-clean') ? await generateInto('train-clean', deriveLane(options.lane, 'clean', lanesDir), options.trainSeeds, trainTasks) : null;
+  const pairs = pairSeeds ? await generateInto('pairs', deriveLane(options.lane, 'each', lanesDir), pairSeeds, trainTasks) : null;
+  const reference = await generateInto('eval-scripted', evalLane, options.evalSeeds, trainTasks);
+  const heldoutReference = heldoutTasks.length > 0 ? await generateInto('eval-tasks-scripted', evalLane, options.evalSeeds, heldoutTasks) : null;
 
   // 2. Corpus: the same number of completed records for both SFT arms.
   const corpusDir = join(out, 'corpus');
@@ -222,23 +244,8 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   };
   for (const arm of arms) runs.set(arm, await trainArm(arm));
 
-  // 4. Evaluation: the held-out seeds, faults on, each model as the policy.
-  const evaluate = async (arm: Arm): Promise<EpisodeRecord[]> => {
-    const dir = join(out, 'eval', arm);
-    const done = join(dir, 'experiment-stage.json');
-    if (!existsSync(done)) {
-      say(`eval ${arm}: ${evalLane.name} seeds ${range(options.evalSeeds)}`);
-      await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, dir, gguf: runs.get(arm)!.gguf, name: `tiny-${arm}:latest`, onEpisode: progress(`eval ${arm}`) });
-      writeWhole(done, JSON.stringify({ stage: `eval ${arm}` }) + '\n');
-    }
-    return readEpisodes(join(dir, 'episodes.jsonl'));
-  };
-  const references = new Map(reference.map((record) => [episodeKey(record), record]));
-  const played = new Map<Arm, EpisodeRecord[]>();
-  for (const arm of arms) played.set(arm, await evaluate(arm));
-
-  // 5. Figures and comparisons.
-  const armResult = (arm: Arm | 'scripted', records: EpisodeRecord[], path: string, run: TrainingRun | null): ArmResult => ({
+  // 4. Evaluation: the held-out seeds, faults on, each model as the policy; then, if asked, the held-out tasks.
+  const armResult = (arm: Arm | 'scripted', records: EpisodeRecord[], path: string, run: TrainingRun | null, references: ReadonlyMap<string, EpisodeRecord>): ArmResult => ({
     arm: arm as Arm,
     description: arm === 'scripted' ? "the lane's scripted solution (the reference calls are its)" : ARM_DESCRIPTIONS[arm],
     model: run ? { gguf: relative(out, run.gguf), digest: run.digest } : null,
@@ -246,19 +253,43 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     figures: policyFigures(records, references),
     records: { path: relative(out, path), sha256: fileSha256(path) },
   });
-  const results = arms.map((arm) => armResult(arm, played.get(arm)!, join(out, 'eval', arm, 'episodes.jsonl'), runs.get(arm)!));
-  const comparisons: PairedComparison[] = [];
-  const compare = (first: Arm, second: Arm) => {
-    if (played.has(first) && played.has(second)) comparisons.push(comparePolicies(first, played.get(first)!, second, played.get(second)!));
+  const evaluation = async (stage: string, tasks: string[], reference: EpisodeRecord[], referencePath: string): Promise<EvaluationResult> => {
+    const played = new Map<Arm, EpisodeRecord[]>();
+    for (const arm of arms) {
+      const dir = join(out, stage, arm);
+      const done = join(dir, 'experiment-stage.json');
+      if (!existsSync(done)) {
+        say(`${stage} ${arm}: ${evalLane.name} seeds ${range(options.evalSeeds)}, tasks ${tasks.join(', ')}`);
+        await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir, gguf: runs.get(arm)!.gguf, name: `tiny-${arm}:latest`, onEpisode: progress(`${stage} ${arm}`) });
+        writeWhole(done, JSON.stringify({ stage: `${stage} ${arm}` }) + '\n');
+      }
+      played.set(arm, readEpisodes(join(dir, 'episodes.jsonl')));
+    }
+    const references = new Map(reference.map((record) => [episodeKey(record), record]));
+    const comparisons: PairedComparison[] = [];
+    const compare = (first: Arm, second: Arm) => {
+      if (played.has(first) && played.has(second)) comparisons.push(comparePolicies(first, played.get(first)!, second, played.get(second)!));
+    };
+    compare('base', 'sft');
+    compare('sft-clean', 'sft');
+    compare('sft', 'dpo');
+    return {
+      tasks,
+      scripted: armResult('scripted', reference, referencePath, null, references),
+      arms: arms.map((arm) => armResult(arm, played.get(arm)!, join(out, stage, arm, 'episodes.jsonl'), runs.get(arm)!, references)),
+      comparisons,
+    };
   };
-  compare('base', 'sft');
-  compare('sft-clean', 'sft');
-  compare('sft', 'dpo');
+  const seedsEvaluation = await evaluation('eval', trainTasks, reference, join(out, data['eval-scripted']!.path));
+  const tasksEvaluation = heldoutReference ? await evaluation('eval-tasks', heldoutTasks, heldoutReference, join(out, data['eval-tasks-scripted']!.path)) : null;
+
+  // 5. The result: figures, comparisons, curves and pins.
   const curves: TrainEvalResult['curves'] = {};
   for (const arm of arms) if (runs.get(arm)!.curve.length > 0) curves[arm] = runs.get(arm)!.curve;
-  const result: TrainEvalResult = {
+  return {
     format: 'episode-factory.experiment.v1',
     lane: { name: options.lane.name, sha256: options.lane.sha256 },
+    train_tasks: trainTasks,
     train_seeds: range(options.trainSeeds),
     eval_seeds: range(options.evalSeeds),
     pair_seeds: pairSeeds ? range(pairSeeds) : null,
@@ -266,10 +297,10 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     factory_version: FACTORY_VERSION,
     data,
     corpus,
-    scripted: armResult('scripted', reference, join(out, data['eval-scripted']!.path), null),
-    arms: results,
-    comparisons,
+    scripted: seedsEvaluation.scripted,
+    arms: seedsEvaluation.arms,
+    comparisons: seedsEvaluation.comparisons,
+    heldout_tasks: tasksEvaluation,
     curves,
   };
-  return result;
 }

@@ -52,6 +52,7 @@ function experiment(lane = 'tool-world-v1', curves: TrainEvalResult['curves'] = 
   return {
     format: 'episode-factory.experiment.v1',
     lane: { name: lane, sha256: HASH },
+    train_tasks: ['find-open-bugs', 'close-named-issue'],
     train_seeds: '0..99',
     eval_seeds: '1000..1009',
     pair_seeds: null,
@@ -62,6 +63,7 @@ function experiment(lane = 'tool-world-v1', curves: TrainEvalResult['curves'] = 
     scripted: arm('scripted', "the lane's scripted solution", figures(9, { timeout: [2, 3], tool_error: [4, 4] }), false),
     arms: [arm('base', ARM_DESCRIPTIONS.base, figures(0, { timeout: [0, 3] }), true), arm('sft', ARM_DESCRIPTIONS.sft, figures(5, { timeout: [1, 3], tool_error: [2, 4] }), true)],
     comparisons: [{ first: 'base', second: 'sft', episodes: 10, difference: 0.5, mcnemar: mcnemarExact(0, 5) }],
+    heldout_tasks: null,
     curves,
   };
 }
@@ -113,6 +115,23 @@ test('the page draws one line per curve, one dot per held-out loss, and the phas
   assert.ok(html.includes('data-phase="tails"') && html.includes('data-phase="prefix"'));
   assert.ok(html.includes('>loss (nats per token)</text>') && html.includes('>step</text>'));
   assert.ok(!html.includes('<script'));
+});
+
+test('held-out tasks get their own tables and comparisons after the held-out seeds', () => {
+  const result = experiment();
+  result.heldout_tasks = {
+    tasks: ['relabel-issue'],
+    scripted: arm('scripted', "the lane's scripted solution", figures(8, { timeout: [1, 2] }), false),
+    arms: [arm('base', ARM_DESCRIPTIONS.base, figures(0, {}), true), arm('sft', ARM_DESCRIPTIONS.sft, figures(1, {}), true)],
+    comparisons: [{ first: 'base', second: 'sft', episodes: 10, difference: 0.1, mcnemar: mcnemarExact(0, 1) }],
+  };
+  const markdown = experimentMarkdown(result);
+  const heading = markdown.indexOf('## Held-out tasks: relabel-issue (never trained on), the same seeds');
+  assert.ok(heading > markdown.indexOf('- sft vs base: completed 5/10'), 'after the held-out seeds');
+  assert.ok(markdown.indexOf('- sft vs base: completed 1/10 vs 0/10', heading) > heading);
+  assert.deepEqual(rowCells(markdown, 'sft').map((cells) => cells[3]), ['5/10 · 50% [24%, 76%]', rateText(wilsonInterval(1, 10))]);
+  const html = experimentHtml(result);
+  assert.ok(html.includes('id="tasks-figures"') && html.includes('Held-out tasks (relabel-issue, never trained on): Before and after training'));
 });
 
 test('text from the result is escaped', () => {

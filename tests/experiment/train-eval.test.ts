@@ -28,7 +28,7 @@ const records = (path: string): EpisodeRecord[] =>
 describe('experiment train-eval (toy recipe)', () => {
   const dir = temporaryDirectory('ef-experiment-');
   const out = join(dir, 'run');
-  const args = ['experiment', 'train-eval', 'tool-world-faults-v1', '--train-seeds', '0..3', '--eval-seeds', '1000..1000', '--recipe', 'toy', '--out', out];
+  const args = ['experiment', 'train-eval', 'tool-world-faults-v1', '--train-seeds', '0..3', '--eval-seeds', '1000..1000', '--heldout-tasks', 'relabel-issue', '--recipe', 'toy', '--out', out];
   let first: TimedCliResult;
   let result: TrainEvalResult;
 
@@ -45,10 +45,27 @@ describe('experiment train-eval (toy recipe)', () => {
     assert.match(first.stdout, /^\| sft \| SFT on the lane's completed records/m);
     assert.match(first.stderr, /experiment: train sft: step 6\/6/, 'progress names each training step');
     for (const arm of result.arms) {
-      assert.equal(arm.figures.episodes, 5, `${arm.arm}: one seed of five tasks`);
+      assert.equal(arm.figures.episodes, 4, `${arm.arm}: one seed of the four tasks trained on`);
       const played = records(join(out, arm.records.path));
       assert.ok(played.every((record) => record.provenance.lineage.seed === 1000 && record.result.verified_by === 'replay'));
     }
+  });
+
+  it('keeps a held-out task out of every training set and evaluates it on its own', () => {
+    for (const name of ['train', 'train-clean', 'pairs']) {
+      const tasks = new Set(records(join(out, result.data[name]!.path)).map((record) => record.task.id));
+      assert.equal(tasks.size, 4, `${name}: four tasks`);
+      assert.ok(!tasks.has('relabel-issue'), `${name} has no relabel-issue record`);
+    }
+    assert.deepEqual([...result.train_tasks].sort(), ['assignee-email', 'close-named-issue', 'comment-on-issue', 'find-open-bugs']);
+    const heldout = result.heldout_tasks!;
+    assert.deepEqual(heldout.tasks, ['relabel-issue']);
+    for (const entry of [heldout.scripted, ...heldout.arms]) {
+      const played = records(join(out, entry.records.path));
+      assert.deepEqual(played.map((record) => record.task.id), ['relabel-issue'], `${entry.arm} played the held-out task`);
+      assert.equal(entry.figures.completed.successes, played.filter((record) => record.result.task_completed).length);
+    }
+    assert.deepEqual(heldout.comparisons.map((comparison) => comparison.episodes), [1, 1, 1]);
   });
 
   it("reports figures that are the evaluation records' own", () => {
@@ -109,9 +126,9 @@ describe('experiment train-eval (toy recipe)', () => {
   it('compares sft with base, with sft-clean, and dpo with sft, over the same episodes', () => {
     assert.deepEqual(result.comparisons.map((comparison) => `${comparison.second} vs ${comparison.first}`), ['sft vs base', 'sft vs sft-clean', 'dpo vs sft']);
     for (const comparison of result.comparisons) {
-      assert.equal(comparison.episodes, 5);
+      assert.equal(comparison.episodes, 4);
       const { first_only: firstOnly, second_only: secondOnly } = comparison.mcnemar;
-      assert.equal(comparison.difference, (secondOnly - firstOnly) / 5);
+      assert.equal(comparison.difference, (secondOnly - firstOnly) / 4);
     }
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     assert.match(html, /<polyline/);
@@ -140,6 +157,6 @@ describe('experiment train-eval (toy recipe)', () => {
   it('leaves its records replayable from the run directory (the derived lanes are written beside them)', async () => {
     const replay = await runCliWithin(RUN_LIMIT_MS, out, 'replay', join('eval', 'sft'));
     assert.equal(replay.status, 0, replay.stderr);
-    assert.match(replay.stdout, /5 records, 5 verified, 0 failed/);
+    assert.match(replay.stdout, /4 records, 4 verified, 0 failed/);
   });
 });
