@@ -390,7 +390,7 @@ def main():
         ids = torch.zeros(len(batch), S, dtype=torch.long)
         tgt = torch.zeros(len(batch), S, dtype=torch.long)
         msk = torch.zeros(len(batch), S, dtype=torch.bool)
-        for j, (x, y, mk) in enumerate(batch):
+        for j, (x, y, mk, *_) in enumerate(batch):
             ids[j, : len(x)] = torch.from_numpy(x)
             tgt[j, : len(y)] = torch.from_numpy(y)
             msk[j, : len(mk)] = torch.from_numpy(mk)
@@ -401,7 +401,14 @@ def main():
         past = model(prefix, torch.arange(P))[1] if with_prefix else None
         hidden, _ = model(ids, torch.arange(P, P + S), past)
         logits = model.logits(hidden[msk], unused)
-        return F.cross_entropy(logits, tgt[msk])
+        if len(batch[0]) < 4:
+            return F.cross_entropy(logits, tgt[msk])
+        # Weighted samples: a token copied from the conversation counts more than one the template gives away.
+        weights = torch.zeros(len(batch), S)
+        for j, item in enumerate(batch):
+            weights[j, : len(item[3])] = torch.from_numpy(item[3])
+        w = weights[msk]
+        return (F.cross_entropy(logits, tgt[msk], reduction="none") * w).sum() / w.sum()
 
     def whole_loss(item):
         ids, tgt, msk, S = pad([item])
@@ -409,6 +416,32 @@ def main():
         return F.cross_entropy(model.logits(hidden[msk], unused), tgt[msk])
 
     eos_compact = to_compact[vocab["tokens"].index(EOS_TEXT)]
+
+    # What a copied value is: a trained token that is a digit, or that (without its leading space, in lower case) is also
+    # in the window's conversation and is not one of the most frequent trained tokens (the template, the keys, the tool names).
+    copy_weight = t.get("windows", {}).get("copy_weight", 1.0)
+    if copy_weight != 1.0:
+        keys = {}
+        norm_of = np.zeros(U + 1, dtype=np.int64)
+        digit = np.zeros(U + 1, dtype=bool)
+        for c, i in enumerate(used):
+            text = vocab["tokens"][i].lstrip("\u0120").lower()
+            norm_of[c] = keys.setdefault(text, len(keys))
+            digit[c] = text.isdigit()
+        norm_of[U] = len(keys)
+        counts = np.bincount(np.concatenate([item[1][item[2]] for item in tails]), minlength=U + 1)
+        structural = np.zeros(U + 1, dtype=bool)
+        structural[np.argsort(-counts)[: t["windows"].get("structural_tokens", 150)]] = True
+
+    def copy_weights(x, y, mk):
+        w = np.ones(len(y), dtype=np.float32)
+        context = x[~np.concatenate([[False], mk[:-1]])]
+        seen = set(norm_of[context[~structural[context]]].tolist())
+        for i in np.flatnonzero(mk):
+            token = y[i]
+            if digit[token] or (not structural[token] and norm_of[token] in seen):
+                w[i] = copy_weight
+        return w
 
     def window(item, width):
         """A short sample: the request (the first user turn), then one trained turn with the `width` tokens before it, at positions after the prefix.
@@ -421,7 +454,15 @@ def main():
         request = int(np.flatnonzero(x == eos_compact)[0]) + 1 if (x == eos_compact).any() else 0
         lo = max(request, starts[k] - width)
         keep = np.concatenate([np.arange(request), np.arange(lo, ends[k])])
+        if copy_weight != 1.0:
+            return x[keep], y[keep], mk[keep], copy_weights(x[keep], y[keep], mk[keep])
         return x[keep], y[keep], mk[keep]
+
+    if copy_weight != 1.0:
+        probe = [window(tails[i], t["windows"]["width"]) for i in range(0, len(tails), max(1, len(tails) // 200))]
+        weighted = sum(int((item[3][item[2]] > 1).sum()) for item in probe)
+        trained = sum(int(item[2].sum()) for item in probe)
+        print(f"tiny-model: {weighted} of {trained} trained tokens in {len(probe)} sample windows are copied values (weight {copy_weight})", flush=True)
 
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     rest = [p for n, p in model.named_parameters() if p.dim() < 2]
