@@ -390,7 +390,7 @@ def main():
         ids = torch.zeros(len(batch), S, dtype=torch.long)
         tgt = torch.zeros(len(batch), S, dtype=torch.long)
         msk = torch.zeros(len(batch), S, dtype=torch.bool)
-        for j, (x, y, mk, *_) in enumerate(batch):
+        for j, (x, y, mk) in enumerate(batch):
             ids[j, : len(x)] = torch.from_numpy(x)
             tgt[j, : len(y)] = torch.from_numpy(y)
             msk[j, : len(mk)] = torch.from_numpy(mk)
@@ -401,14 +401,7 @@ def main():
         past = model(prefix, torch.arange(P))[1] if with_prefix else None
         hidden, _ = model(ids, torch.arange(P, P + S), past)
         logits = model.logits(hidden[msk], unused)
-        if len(batch[0]) < 4:
-            return F.cross_entropy(logits, tgt[msk])
-        # Weighted samples: a token copied from the conversation counts more than one the template gives away.
-        weights = torch.zeros(len(batch), S)
-        for j, item in enumerate(batch):
-            weights[j, : len(item[3])] = torch.from_numpy(item[3])
-        w = weights[msk]
-        return (F.cross_entropy(logits, tgt[msk], reduction="none") * w).sum() / w.sum()
+        return F.cross_entropy(logits, tgt[msk])
 
     def whole_loss(item):
         ids, tgt, msk, S = pad([item])
@@ -416,32 +409,6 @@ def main():
         return F.cross_entropy(model.logits(hidden[msk], unused), tgt[msk])
 
     eos_compact = to_compact[vocab["tokens"].index(EOS_TEXT)]
-
-    # What a copied value is: a trained token that is a digit, or that (without its leading space, in lower case) is also
-    # in the window's conversation and is not one of the most frequent trained tokens (the template, the keys, the tool names).
-    copy_weight = t.get("windows", {}).get("copy_weight", 1.0)
-    if copy_weight != 1.0:
-        keys = {}
-        norm_of = np.zeros(U + 1, dtype=np.int64)
-        digit = np.zeros(U + 1, dtype=bool)
-        for c, i in enumerate(used):
-            text = vocab["tokens"][i].lstrip("\u0120").lower()
-            norm_of[c] = keys.setdefault(text, len(keys))
-            digit[c] = text.isdigit()
-        norm_of[U] = len(keys)
-        counts = np.bincount(np.concatenate([item[1][item[2]] for item in tails]), minlength=U + 1)
-        structural = np.zeros(U + 1, dtype=bool)
-        structural[np.argsort(-counts)[: t["windows"].get("structural_tokens", 150)]] = True
-
-    def copy_weights(x, y, mk):
-        w = np.ones(len(y), dtype=np.float32)
-        context = x[~np.concatenate([[False], mk[:-1]])]
-        seen = set(norm_of[context[~structural[context]]].tolist())
-        for i in np.flatnonzero(mk):
-            token = y[i]
-            if digit[token] or (not structural[token] and norm_of[token] in seen):
-                w[i] = copy_weight
-        return w
 
     def window(item, width):
         """A short sample: the request (the first user turn), then one trained turn with the `width` tokens before it, at positions after the prefix.
@@ -454,15 +421,7 @@ def main():
         request = int(np.flatnonzero(x == eos_compact)[0]) + 1 if (x == eos_compact).any() else 0
         lo = max(request, starts[k] - width)
         keep = np.concatenate([np.arange(request), np.arange(lo, ends[k])])
-        if copy_weight != 1.0:
-            return x[keep], y[keep], mk[keep], copy_weights(x[keep], y[keep], mk[keep])
         return x[keep], y[keep], mk[keep]
-
-    if copy_weight != 1.0:
-        probe = [window(tails[i], t["windows"]["width"]) for i in range(0, len(tails), max(1, len(tails) // 200))]
-        weighted = sum(int((item[3][item[2]] > 1).sum()) for item in probe)
-        trained = sum(int(item[2].sum()) for item in probe)
-        print(f"tiny-model: {weighted} of {trained} trained tokens in {len(probe)} sample windows are copied values (weight {copy_weight})", flush=True)
 
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     rest = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -470,7 +429,8 @@ def main():
                             lr=t["lr"], betas=(0.9, 0.95))
     windows = t.get("windows", {"steps": 0})
     steps, B = t["steps"], t["batch_episodes"]
-    total = windows["steps"] + steps
+    recall = t.get("recall", {"steps": 0})
+    total = recall["steps"] + windows["steps"] + steps
 
     def lr_at(step):
         if step < t["warmup_steps"]:
@@ -485,15 +445,48 @@ def main():
         with torch.no_grad():
             return float(np.mean([batch_loss(held[i:i + B]).item() for i in range(0, len(held), B)]))
 
+    specials = {to_compact[vocab["tokens"].index(text)] for text in ("<|im_start|>", EOS_TEXT)} | {U}
+    plain_ids = np.array([c for c in range(U) if c not in specials])
+
+    def recall_sample(length, choices):
+        """Associative recall on random tokens: distinct keys each followed by a value, then one key again, and its value to write.
+
+        Finding where a key was and copying what followed it is what a tool call does with an issue number or a topic
+        from the request; on random tokens nothing else predicts the value, so the model learns to look it up. Keys come
+        from half the alphabet and values from the other half, so each key occurs once before it is asked for."""
+        keys, values = choices[0::2], choices[1::2]
+        tokens = []
+        pairs = []
+        for key in rng.permutation(keys):
+            if len(tokens) >= length - 12:
+                break
+            value = rng.choice(values, size=int(rng.integers(1, 6)))
+            filler = rng.choice(values, size=int(rng.integers(0, 4)))
+            pairs.append((key, value))
+            tokens.extend([key, *value, *filler])
+        key, value = pairs[int(rng.integers(len(pairs)))]
+        start = len(tokens) + 1
+        tokens.extend([key, *value])
+        x = np.array(tokens[:-1], dtype=np.int64)
+        y = np.array(tokens[1:], dtype=np.int64)
+        mk = np.zeros(len(y), dtype=bool)
+        mk[start - 1:] = True
+        return x, y, mk
+
     order = []
     losses = []
     for step in range(total):
         for group in opt.param_groups:
             group["lr"] = lr_at(step)
-        if step < windows["steps"]:
+        if step < recall["steps"]:
+            # A small alphabet first: the lookup is found sooner when fewer tokens compete, and it carries over to all of them.
+            choices = plain_ids[: recall.get("alphabet", len(plain_ids))] if step < recall["steps"] // 2 else plain_ids
+            loss = batch_loss([recall_sample(recall["length"], choices) for _ in range(recall["batch"])], with_prefix=False)
+            phase = "recall"
+        elif step - recall["steps"] < windows["steps"]:
             picks = rng.integers(len(tails) + len(odd_tails), size=windows["batch"])
             # The last windows attend to the system turn, so the model learns to read past the catalog before whole tails cost it more.
-            with_prefix = step >= windows["steps"] - windows.get("prefix_steps", 0)
+            with_prefix = step - recall["steps"] >= windows["steps"] - windows.get("prefix_steps", 0)
             sample = lambda i: tails[i] if i < len(tails) else odd_tails[i - len(tails)]
             loss = batch_loss([window(sample(i), windows["width"]) for i in picks], with_prefix=with_prefix)
             phase = "windows+prefix" if with_prefix else "windows"
@@ -502,7 +495,7 @@ def main():
                 order.extend(rng.permutation(len(tails)).tolist())
             batch = [tails[i] for i in order[:B]]
             del order[:B]
-            tail_step = step - windows["steps"]
+            tail_step = step - recall["steps"] - windows["steps"]
             with_prefix = tail_step >= t["steps_without_prefix"]
             loss = batch_loss(batch, with_prefix=with_prefix)
             if odd and with_prefix and tail_step % max(1, len(tails) // max(1, len(odd))) == 0:
@@ -541,7 +534,8 @@ def main():
         "eos_token_id": eos,
         "train_seconds": round(time.time() - started, 1),
     }
-    if windows["steps"] or odd:
+    if windows["steps"] or odd or recall["steps"]:
+        stats["recall_steps"] = recall["steps"]
         stats["windows_steps"] = windows["steps"]
         stats["changed_catalog_lines"] = len(odd)
     if preference_stats:
@@ -551,7 +545,8 @@ def main():
         with open(options["curve"], "w") as out:
             for point in curve:
                 out.write(json.dumps(point) + "\n")
-    print(f"tiny-model: trained {len(losses)} steps, final loss {stats['final_loss']}, held-out loss {stats['heldout_loss']}", flush=True)
+    dpo_note = f", then {preference_stats['steps']} DPO steps (reward accuracy {preference_stats['final_reward_accuracy']})" if preference_stats else ""
+    print(f"tiny-model: trained {len(losses)} steps, final loss {stats['final_loss'] if losses else '-'}{dpo_note}, held-out loss {stats['heldout_loss']}", flush=True)
 
 
 if __name__ == "__main__":

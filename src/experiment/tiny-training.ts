@@ -62,8 +62,10 @@ export interface TinyRecipe {
     lr: number;
     warmup_steps: number;
     weight_decay: number;
-    /** First, short samples: one trained turn and the `width` tokens before it, `batch` at a time. */
-    windows?: { steps: number; batch: number; width: number };
+    /** First, associative recall on random tokens (the lookup a call needs to copy a value), `batch` sequences of `length`. */
+    recall?: { steps: number; batch: number; length: number; alphabet?: number };
+    /** Then short samples: the request and one trained turn with the `width` tokens before it; the last `prefix_steps` attend to the system turn. */
+    windows?: { steps: number; batch: number; width: number; prefix_steps?: number };
     /** The held-out loss every this many steps (0: only at the end). */
     heldout_every?: number;
     dpo?: { steps: number; beta: number; batch: number; lr: number };

@@ -98,6 +98,9 @@ function reportedStats(stats: Record<string, unknown>): Record<string, unknown> 
   return rest;
 }
 
+/** A recipe's schedule with no supervised step: the base as initialised, or DPO alone on top of a trained state. */
+const NO_STEPS = { steps: 0, steps_without_prefix: 0, recall: { steps: 0, batch: 1, length: 1 }, windows: { steps: 0, batch: 1, width: 1 }, heldout_every: 0 };
+
 const range = (seeds: SeedRange) => `${seeds.from}..${seeds.to}`;
 
 function fileSha256(path: string): string {
@@ -232,12 +235,12 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     const onProgress = (line: string) => say(`train ${arm}: ${line.replace(/^tiny-model: /, '')}`);
     if (arm === 'base') {
       // The base is the same architecture and vocabulary with its initial weights: no step taken.
-      const untrained: TinyRecipe = { ...recipe, train: { ...recipe.train, steps: 0, steps_without_prefix: 0, windows: { steps: 0, batch: 1, width: 1 }, heldout_every: 0 } };
+      const untrained: TinyRecipe = { ...recipe, train: { ...recipe.train, ...NO_STEPS } };
       return trainTinyModel({ recipe: untrained, corpus: join(corpusDir, 'sft.jsonl'), dir, python: options.python, onProgress });
     }
     if (arm === 'dpo') {
       const sft = runs.get('sft')!;
-      const onTop: TinyRecipe = { ...recipe, train: { ...recipe.train, steps: 0, steps_without_prefix: 0, windows: { steps: 0, batch: 1, width: 1 }, heldout_every: 0 } };
+      const onTop: TinyRecipe = { ...recipe, train: { ...recipe.train, ...NO_STEPS } };
       return trainTinyModel({ recipe: onTop, corpus: join(corpusDir, 'sft.jsonl'), dir, stateIn: sft.state, preferences: join(corpusDir, 'preferences.jsonl'), python: options.python, onProgress });
     }
     return trainTinyModel({ recipe, corpus: join(corpusDir, `${arm}.jsonl`), dir, python: options.python, onProgress });

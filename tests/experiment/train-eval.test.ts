@@ -43,7 +43,7 @@ describe('experiment train-eval (toy recipe)', () => {
     assert.deepEqual(result.arms.map((arm) => arm.arm), ['base', 'sft', 'sft-clean', 'dpo']);
     assert.match(first.stdout, /\| policy \|/);
     assert.match(first.stdout, /^\| sft \| SFT on the lane's completed records/m);
-    assert.match(first.stderr, /experiment: train sft: step 6\/6/, 'progress names each training step');
+    assert.match(first.stderr, /experiment: train sft: step 8\/8 \(prefix\)/, 'progress names each training step');
     for (const arm of result.arms) {
       assert.equal(arm.figures.episodes, 4, `${arm.arm}: one seed of the four tasks trained on`);
       const played = records(join(out, arm.records.path));
@@ -116,8 +116,8 @@ describe('experiment train-eval (toy recipe)', () => {
     assert.ok(result.corpus.preference_pairs! > 0, 'the DPO seed gives pairs');
     const toy = TRAINING_RECIPES.toy.train;
     const phases = (arm: string) => result.curves[arm]!.map((point) => point.phase);
-    assert.equal(result.curves.sft!.length, toy.windows!.steps + toy.steps);
-    assert.deepEqual([...new Set(phases('sft'))], ['windows', 'tails', 'prefix']);
+    assert.equal(result.curves.sft!.length, toy.recall!.steps + toy.windows!.steps + toy.steps);
+    assert.deepEqual([...new Set(phases('sft'))], ['recall', 'windows', 'windows+prefix', 'tails', 'prefix']);
     assert.deepEqual(phases('dpo'), Array(toy.dpo!.steps).fill('dpo'));
     assert.equal(result.curves.base, undefined, 'the base takes no step');
     assert.equal((result.arms.find((arm) => arm.arm === 'dpo')!.training as { preferences: { pairs: number } }).preferences.pairs, result.corpus.preference_pairs);
