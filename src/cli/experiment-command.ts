@@ -4,13 +4,13 @@
 // (report.json, report.md, report.html) under --out.
 
 import type { Command } from 'commander';
-import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { FactoryError } from '../core/errors.js';
 import { experimentHtml, experimentMarkdown } from '../experiment/experiment-report.js';
 import { ARMS, runTrainEval, type Arm } from '../experiment/train-eval.js';
 import { RECIPE_NAMES, type RecipeName } from '../experiment/training-recipes.js';
 import { loadLane } from '../lanes/lane-loader.js';
+import { writeFileAtomically } from '../records/atomic-file.js';
 import { parseSeedRange } from '../lanes/seed-range.js';
 import { type Streams, writeJson } from './output.js';
 
@@ -26,11 +26,6 @@ interface TrainEvalFlags {
   python?: string;
   json?: boolean;
   quiet?: boolean;
-}
-
-function writeWhole(path: string, text: string): void {
-  writeFileSync(`${path}.partial`, text);
-  renameSync(`${path}.partial`, path);
 }
 
 export function registerExperiment(program: Command, streams: Streams, setExit: (status: number) => void): void {
@@ -98,10 +93,10 @@ export function registerExperiment(program: Command, streams: Streams, setExit: 
         ...(flags.python ? { python: flags.python } : {}),
         onProgress: quiet ? undefined : (message) => streams.stderr.write(`experiment: ${message}\n`),
       });
-      writeWhole(join(out, 'report.json'), JSON.stringify(result, null, 2) + '\n');
+      writeFileAtomically(join(out, 'report.json'), JSON.stringify(result, null, 2) + '\n');
       const markdown = experimentMarkdown(result);
-      writeWhole(join(out, 'report.md'), markdown);
-      writeWhole(join(out, 'report.html'), experimentHtml(result));
+      writeFileAtomically(join(out, 'report.md'), markdown);
+      writeFileAtomically(join(out, 'report.html'), experimentHtml(result));
       if (flags.json) writeJson(streams, result);
       else streams.stdout.write(`${markdown}\nwritten: ${join(out, 'report.md')}, ${join(out, 'report.html')}, ${join(out, 'report.json')}\n`);
       setExit(0);

@@ -327,26 +327,35 @@ function episodeBlocks(viewer: ViewerData): string {
   return blocks.join('\n');
 }
 
+/**
+ * A self-contained page of the factory up to its title: the doctype, the
+ * content policy that forbids every request, the report's style (and `style`
+ * of the page's own), and the header's h1. The caller writes the rest.
+ */
+export function pageOpening(title: string, contentSecurityPolicy: string, style: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="episode-factory ${html(FACTORY_VERSION)}">
+<title>${html(title)}</title>
+<style>
+${STYLE}${style}</style>
+</head>
+<body>
+<header>
+<h1>${html(title)}</h1>`;
+}
+
 /** The whole report; a pure function of the data, so the same dataset gives the same bytes. */
 export function renderReport(data: ReportData): string {
   const { overview } = data;
   const title = `episode-factory report: ${overview.dataset}`;
   const lanes = overview.lanes.map((lane) => lane.name);
   const subtitle = `${plural(overview.records, 'verified record')} from ${lanes.length > 0 ? [...new Set(lanes)].map(code).join(', ') : 'no lane'} · ${plural(overview.tasks.length, 'task')} · ${plural(overview.worlds.length, 'world')} · ${plural(overview.policies.length, 'policy', 'policies')}`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="episode-factory ${html(FACTORY_VERSION)}">
-<title>${html(title)}</title>
-<style>
-${STYLE}</style>
-</head>
-<body>
-<header>
-<h1>${html(title)}</h1>
+  return `${pageOpening(title, CONTENT_SECURITY_POLICY, '')}
 <p class="subtitle">${subtitle}</p>
 <nav><a href="#overview">Overview</a><a href="#plots">Plots</a><a href="#episodes">Episodes</a></nav>
 </header>

@@ -5,7 +5,7 @@
 // result gives the same bytes, and every number shown is one of the result's
 // (or, for the chart's axes and thinned curves, derived from them alone).
 
-import { readFileSync } from 'node:fs';
+import { pageOpening } from '../dataset/report-page.js';
 import { countAxis, escapeXml, rateText } from '../dataset/svg-charts.js';
 import type { Rate } from '../statistics/wilson-interval.js';
 import type { ArmResult, EvaluationResult, TrainEvalResult } from './train-eval.js';
@@ -13,7 +13,6 @@ import type { ArmResult, EvaluationResult, TrainEvalResult } from './train-eval.
 /** What one evaluation's tables are drawn from: the held-out seeds' (the result itself) or the held-out tasks'. */
 type Evaluation = Omit<EvaluationResult, 'tasks'>;
 
-const STYLE = readFileSync(new URL('../dataset/report-style.css', import.meta.url), 'utf8');
 const CHART_STYLE = `.chart .curve { fill: none; stroke-width: 1.6; stroke-linejoin: round; }
 .chart .heldout { stroke: #fff; stroke-width: 1; }
 .chart .phase { stroke: #b8c1cc; stroke-dasharray: 4 3; }
@@ -268,20 +267,7 @@ ${comparisons.length > 0 ? `<ul>${comparisons.map((line) => `<li>${escapeXml(lin
 
 export function experimentHtml(result: TrainEvalResult): string {
   const title = `Experiment: ${result.lane.name}`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="episode-factory ${escapeXml(result.factory_version)}">
-<title>${escapeXml(title)}</title>
-<style>
-${STYLE}${CHART_STYLE}</style>
-</head>
-<body>
-<header>
-<h1>${escapeXml(title)}</h1>
+  return `${pageOpening(title, CONTENT_SECURITY_POLICY, CHART_STYLE)}
 <p class="subtitle">${escapeXml(subtitle(result))}</p>
 <nav><a href="#figures">Before and after</a><a href="#recovery">Recovery</a><a href="#comparisons">Comparisons</a><a href="#curves">Learning curves</a><a href="#pins">Pins</a></nav>
 </header>

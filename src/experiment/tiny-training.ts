@@ -6,11 +6,13 @@
 // stats, its learning curve and, for training on top of it, its state.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { childEnvironment } from '../core/child-environment.js';
 import { FactoryError } from '../core/errors.js';
 import { PACKAGE_ROOT } from '../core/package-paths.js';
+import { writeFileAtomically } from '../records/atomic-file.js';
+import { hashFile } from '../records/manifest.js';
 
 export interface TinyVocab {
   vocab: string;
@@ -20,28 +22,27 @@ export interface TinyVocab {
 export const PYTHON_ENVIRONMENT = join(PACKAGE_ROOT, '.cache', 'python-loaders', 'bin', 'python');
 export const TINY_TRAINER = join(PACKAGE_ROOT, 'scripts', 'tiny-model', 'train.py');
 
-function fileSha256(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
-}
+const fileSha256 = async (path: string) => (await hashFile(path)).sha256;
 
 /** Qwen2's vocab file and the Qwen2.5 chat template, unpacked once into .cache/tiny-model/vocab/<bundle sha256>/ (where scripts/tiny-model.sh puts them). */
-export function tinyVocab(): TinyVocab {
+export async function tinyVocab(): Promise<TinyVocab> {
   const bundle = join(PACKAGE_ROOT, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
   if (!existsSync(bundle)) throw new FactoryError('model_unavailable', `no llama.cpp source bundle at ${bundle}`, { fix: 'run npm ci (node-llama-cpp ships it)' });
-  const dir = join(PACKAGE_ROOT, '.cache', 'tiny-model', 'vocab', fileSha256(bundle));
+  const dir = join(PACKAGE_ROOT, '.cache', 'tiny-model', 'vocab', await fileSha256(bundle));
   const found = { vocab: join(dir, 'ggml-vocab-qwen2.gguf'), template: join(dir, 'Qwen-Qwen2.5-7B-Instruct.jinja') };
   if (existsSync(found.template)) return found;
   mkdirSync(join(PACKAGE_ROOT, '.cache', 'tiny-model'), { recursive: true });
   const checkout = mkdtempSync(join(PACKAGE_ROOT, '.cache', 'tiny-model', 'llama.cpp.'));
   try {
-    const clone = spawnSync('git', ['clone', '--quiet', '--no-checkout', bundle, checkout], { encoding: 'utf8' });
+    // The trainer and git get the environment without its secrets, like every child the factory starts.
+    const env = childEnvironment(process.env).env;
+    const clone = spawnSync('git', ['clone', '--quiet', '--no-checkout', bundle, checkout], { encoding: 'utf8', env });
     if (clone.status !== 0) throw new FactoryError('model_unavailable', `git could not unpack ${bundle}: ${clone.error?.message ?? clone.stderr.trim()}`, { fix: 'install git, or run npm ci to restore node-llama-cpp' });
     mkdirSync(dir, { recursive: true });
     for (const [inside, out] of [['models/ggml-vocab-qwen2.gguf', found.vocab], ['models/templates/Qwen-Qwen2.5-7B-Instruct.jinja', found.template]] as const) {
-      const shown = spawnSync('git', ['-C', checkout, 'show', `HEAD:${inside}`], { maxBuffer: 1 << 30 });
+      const shown = spawnSync('git', ['-C', checkout, 'show', `HEAD:${inside}`], { maxBuffer: 1 << 30, env });
       if (shown.status !== 0) throw new FactoryError('model_unavailable', `${bundle} has no ${inside}`, { fix: 'run npm ci to restore node-llama-cpp' });
-      writeFileSync(`${out}.partial`, shown.stdout);
-      renameSync(`${out}.partial`, out);
+      writeFileAtomically(out, [shown.stdout]);
     }
   } finally {
     rmSync(checkout, { recursive: true, force: true });
@@ -96,7 +97,7 @@ export interface TrainingJob {
 export async function trainTinyModel(job: TrainingJob): Promise<TrainingRun> {
   const python = job.python ?? PYTHON_ENVIRONMENT;
   if (!existsSync(python)) throw new FactoryError('model_unavailable', `no Python environment at ${python}`, { fix: 'run scripts/python-loaders.sh (CPU torch, transformers, gguf), or pass --python' });
-  const { vocab, template } = tinyVocab();
+  const { vocab, template } = await tinyVocab();
   const partial = `${job.dir}.partial`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
@@ -107,7 +108,7 @@ export async function trainTinyModel(job: TrainingJob): Promise<TrainingRun> {
   if (job.preferences) args.push(`preferences=${job.preferences}`);
   const log: string[] = [];
   const status = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(python, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONHASHSEED: '0' } });
+    const child = spawn(python, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnvironment(process.env).env, PYTHONHASHSEED: '0' } });
     let pending = '';
     const take = (chunk: Buffer) => {
       pending += chunk.toString('utf8');
@@ -136,12 +137,12 @@ export async function trainTinyModel(job: TrainingJob): Promise<TrainingRun> {
 }
 
 /** A finished training directory, read back. */
-export function readTrainingRun(dir: string): TrainingRun {
+export async function readTrainingRun(dir: string): Promise<TrainingRun> {
   const gguf = join(dir, 'model.gguf');
   const curveText = readFileSync(join(dir, 'curve.jsonl'), 'utf8');
   return {
     gguf,
-    digest: fileSha256(gguf),
+    digest: await fileSha256(gguf),
     stats: JSON.parse(readFileSync(join(dir, 'train.json'), 'utf8')) as Record<string, unknown>,
     curve: curveText.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as TrainingRun['curve'][number]),
     state: join(dir, 'state.pt'),

@@ -10,22 +10,22 @@
 // (lane, seeds, base, recipe, arms) is kept in experiment.json, and a rerun
 // into the same --out with different inputs is refused.
 
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { canonicalJson } from '../core/canonical-json.js';
 import { FactoryError } from '../core/errors.js';
 import { hashCanonical } from '../core/hashing.js';
 import { FACTORY_VERSION } from '../core/package-paths.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
+import { writeFileAtomically } from '../records/atomic-file.js';
 import type { EpisodeRecord } from '../records/episode-record.js';
+import { hashFile } from '../records/manifest.js';
 import type { EpisodeProgress } from '../generation/generate-dataset.js';
 import { deriveLane } from './experiment-lanes.js';
 import { comparePolicies, episodeKey, policyFigures, type PairedComparison, type PolicyFigures } from './evaluation-metrics.js';
 import { evaluatePolicy } from './policy-evaluation.js';
 import { completedRecords, preferencePairs, readEpisodes, sftLines } from './training-data.js';
-import { readTrainingRun, trainTinyModel, type TinyRecipe, type TrainingRun } from './tiny-training.js';
-import { tinyVocab } from './tiny-training.js';
+import { readTrainingRun, tinyVocab, trainTinyModel, type TinyRecipe, type TrainingRun } from './tiny-training.js';
 import { openVocabTokenizer } from './vocab-tokenizer.js';
 import { TRAINING_RECIPES, type RecipeName } from './training-recipes.js';
 
@@ -103,14 +103,7 @@ const NO_STEPS = { steps: 0, steps_without_prefix: 0, recall: { steps: 0, batch:
 
 const range = (seeds: SeedRange) => `${seeds.from}..${seeds.to}`;
 
-function fileSha256(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
-}
-
-function writeWhole(path: string, text: string): void {
-  writeFileSync(`${path}.partial`, text);
-  renameSync(`${path}.partial`, path);
-}
+const fileSha256 = async (path: string) => (await hashFile(path)).sha256;
 
 /** The run's identity: a rerun into the same --out must match it, or it would mix two experiments' files. */
 function claimRun(options: TrainEvalOptions, recipe: TinyRecipe, pairSeeds: SeedRange | null): void {
@@ -138,7 +131,7 @@ function claimRun(options: TrainEvalOptions, recipe: TinyRecipe, pairSeeds: Seed
     return;
   }
   mkdirSync(options.out, { recursive: true });
-  writeWhole(path, JSON.stringify(identity, null, 2) + '\n');
+  writeFileAtomically(path, JSON.stringify(identity, null, 2) + '\n');
 }
 
 function defaultPairSeeds(trainSeeds: SeedRange): SeedRange {
@@ -160,7 +153,7 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   const trainTasks = laneTasks.filter((task) => !heldoutTasks.includes(task));
   if (trainTasks.length === 0) throw new FactoryError('usage', `--heldout-tasks holds out every task of ${options.lane.name}: nothing is left to train on`, { fix: 'hold out fewer tasks' });
   claimRun({ ...options, out }, recipe, pairSeeds);
-  tinyVocab();
+  await tinyVocab();
 
   const lanesDir = join(out, 'lanes');
   const evalLane = deriveLane(options.lane, 'eval', lanesDir);
@@ -176,11 +169,11 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     if (!existsSync(done)) {
       say(`records ${name}: ${lane.name} seeds ${range(seeds)}`);
       await evaluatePolicy({ lane, seeds, tasks, dir, onEpisode: progress(`records ${name}`) });
-      writeWhole(done, JSON.stringify({ stage: `records ${name}` }) + '\n');
+      writeFileAtomically(done, JSON.stringify({ stage: `records ${name}` }) + '\n');
     }
     const path = join(dir, 'episodes.jsonl');
     const records = readEpisodes(path);
-    data[name] = { path: relative(out, path), records: records.length, completed: records.filter((record) => record.result.task_completed).length, sha256: fileSha256(path) };
+    data[name] = { path: relative(out, path), records: records.length, completed: records.filter((record) => record.result.task_completed).length, sha256: await fileSha256(path) };
     return records;
   };
   const train = await generateInto('train', options.lane, options.trainSeeds, trainTasks);
@@ -195,14 +188,14 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   if (!existsSync(corpusDone)) {
     say('corpus: tokenizing the completed records');
     mkdirSync(corpusDir, { recursive: true });
-    const { vocab } = tinyVocab();
+    const { vocab } = await tinyVocab();
     const tokenizer = await openVocabTokenizer(vocab);
     try {
       const limit = clean ? Math.min(completedRecords(train).records.length, completedRecords(clean).records.length) : Infinity;
       const heldout = sftLines(completedRecords(reference).records, 'heldout', tokenizer.tokenize);
       const write = (name: string, records: readonly EpisodeRecord[]) => {
         const lines = [...sftLines(records, 'train', tokenizer.tokenize), ...heldout];
-        writeWhole(join(corpusDir, name), lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+        writeFileAtomically(join(corpusDir, name), lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
         return lines.length - heldout.length;
       };
       const sft = completedRecords(train, limit).records;
@@ -215,11 +208,11 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
       if (pairs) {
         const preferences = preferencePairs(pairs, tokenizer.tokenize);
         if (preferences.lines.length === 0) throw new FactoryError('usage', `the DPO seeds ${range(pairSeeds!)} gave no step-aligned pairs`, { fix: 'pass more --pair-seeds, or drop dpo from --arms' });
-        writeWhole(join(corpusDir, 'preferences.jsonl'), preferences.lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+        writeFileAtomically(join(corpusDir, 'preferences.jsonl'), preferences.lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
         summary.preference_pairs = preferences.lines.length;
         summary.pairs_by_rejected_variant = preferences.by_rejected_variant;
       }
-      writeWhole(corpusDone, JSON.stringify(summary, null, 2) + '\n');
+      writeFileAtomically(corpusDone, JSON.stringify(summary, null, 2) + '\n');
     } finally {
       await tokenizer.dispose();
     }
@@ -230,7 +223,7 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   const runs = new Map<Arm, TrainingRun>();
   const trainArm = async (arm: Arm): Promise<TrainingRun> => {
     const dir = join(out, 'models', arm);
-    if (existsSync(join(dir, 'train.json'))) return readTrainingRun(dir);
+    if (existsSync(join(dir, 'train.json'))) return await readTrainingRun(dir);
     say(`train ${arm}: ${ARM_DESCRIPTIONS[arm]}`);
     const onProgress = (line: string) => say(`train ${arm}: ${line.replace(/^tiny-model: /, '')}`);
     if (arm === 'base') {
@@ -248,13 +241,13 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   for (const arm of arms) runs.set(arm, await trainArm(arm));
 
   // 4. Evaluation: the held-out seeds, faults on, each model as the policy; then, if asked, the held-out tasks.
-  const armResult = (arm: Arm | 'scripted', records: EpisodeRecord[], path: string, run: TrainingRun | null, references: ReadonlyMap<string, EpisodeRecord>): ArmResult => ({
+  const armResult = async (arm: Arm | 'scripted', records: EpisodeRecord[], path: string, run: TrainingRun | null, references: ReadonlyMap<string, EpisodeRecord>): Promise<ArmResult> => ({
     arm: arm as Arm,
     description: arm === 'scripted' ? "the lane's scripted solution (the reference calls are its)" : ARM_DESCRIPTIONS[arm],
     model: run ? { gguf: relative(out, run.gguf), digest: run.digest } : null,
     training: run ? reportedStats(run.stats) : null,
     figures: policyFigures(records, references),
-    records: { path: relative(out, path), sha256: fileSha256(path) },
+    records: { path: relative(out, path), sha256: await fileSha256(path) },
   });
   const evaluation = async (stage: string, tasks: string[], reference: EpisodeRecord[], referencePath: string): Promise<EvaluationResult> => {
     const played = new Map<Arm, EpisodeRecord[]>();
@@ -264,7 +257,7 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
       if (!existsSync(done)) {
         say(`${stage} ${arm}: ${evalLane.name} seeds ${range(options.evalSeeds)}, tasks ${tasks.join(', ')}`);
         await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir, gguf: runs.get(arm)!.gguf, name: `tiny-${arm}:latest`, onEpisode: progress(`${stage} ${arm}`) });
-        writeWhole(done, JSON.stringify({ stage: `${stage} ${arm}` }) + '\n');
+        writeFileAtomically(done, JSON.stringify({ stage: `${stage} ${arm}` }) + '\n');
       }
       played.set(arm, readEpisodes(join(dir, 'episodes.jsonl')));
     }
@@ -276,12 +269,9 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     compare('base', 'sft');
     compare('sft-clean', 'sft');
     compare('sft', 'dpo');
-    return {
-      tasks,
-      scripted: armResult('scripted', reference, referencePath, null, references),
-      arms: arms.map((arm) => armResult(arm, played.get(arm)!, join(out, stage, arm, 'episodes.jsonl'), runs.get(arm)!, references)),
-      comparisons,
-    };
+    const results: ArmResult[] = [];
+    for (const arm of arms) results.push(await armResult(arm, played.get(arm)!, join(out, stage, arm, 'episodes.jsonl'), runs.get(arm)!, references));
+    return { tasks, scripted: await armResult('scripted', reference, referencePath, null, references), arms: results, comparisons };
   };
   const seedsEvaluation = await evaluation('eval', trainTasks, reference, join(out, data['eval-scripted']!.path));
   const tasksEvaluation = heldoutReference ? await evaluation('eval-tasks', heldoutTasks, heldoutReference, join(out, data['eval-tasks-scripted']!.path)) : null;

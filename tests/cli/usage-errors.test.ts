@@ -15,7 +15,7 @@ import { reportError, type Streams } from '../../src/cli/output.js';
 import { reportUsageErrorsInProjectStyle, UsageError } from '../../src/cli/usage-errors.js';
 import { type CliResult, REPO_ROOT, runCliAsync } from '../helpers.js';
 
-const COMMANDS = /the commands are generate, replay, lanes, worlds, serve, proxy, env, gate, dedup, audit, split, merge, export, stats, card, report, trace, engine; see `episode-factory --help`$/;
+const COMMANDS = /the commands are generate, replay, lanes, worlds, serve, proxy, env, gate, dedup, audit, split, merge, export, stats, card, report, trace, engine, experiment; see `episode-factory --help`$/;
 
 /** [arguments, the exact stderr line or a pattern for it]. */
 const CASES: [string[], string | RegExp][] = [
@@ -45,7 +45,7 @@ const CASES: [string[], string | RegExp][] = [
   [['lanes', 'remove'], 'episode-factory lanes: unknown command "remove" — fix: the commands are list, show, rewrite, synthesize, check; see `episode-factory lanes --help`'],
   [['help', 'nope'], /^episode-factory: unknown command "nope" — fix: name one of generate, replay, .*; see `episode-factory --help`$/],
   // No command where one is needed.
-  [[], /^episode-factory: no command given — fix: name one of generate, replay, lanes, .*, report, trace, engine; see `episode-factory --help`$/],
+  [[], /^episode-factory: no command given — fix: name one of generate, replay, lanes, .*, report, trace, engine, experiment; see `episode-factory --help`$/],
   [['export'], 'episode-factory export: no command given — fix: name one of sft, dpo; see `episode-factory export --help`'],
   [['worlds'], /^episode-factory worlds: no command given — fix: name one of list, show.*; see `episode-factory worlds --help`$/],
   // Too many arguments.
