@@ -8,9 +8,10 @@
 // - `eval`: the lane as written, with greedy decoding for a model policy, so an
 //   evaluation is the same bytes every time.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseLane } from '../lanes/lane-loader.js';
+import { writeFileAtomically } from '../records/atomic-file.js';
 import type { Lane, LaneDocument } from '../lanes/lane.js';
 
 export type DerivedLane = 'clean' | 'each' | 'eval';
@@ -43,7 +44,8 @@ export function deriveLane(lane: Lane, kind: DerivedLane, dir: string): Lane {
   mkdirSync(dir, { recursive: true });
   const document = derivedDocument(lane, kind);
   const path = join(dir, `${document.name}.json`);
+  // The source's $schema is a path relative to its own folder: wrong from here, so it is left out.
   const text = JSON.stringify({ ...document, $schema: undefined }, null, 2) + '\n';
-  writeFileSync(path, text);
+  writeFileAtomically(path, text);
   return parseLane(text, path);
 }
