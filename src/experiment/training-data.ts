@@ -37,20 +37,26 @@ export function sftLines(records: readonly EpisodeRecord[], split: string, token
   return records.flatMap((record) => corpusLines(record, split, tokenize));
 }
 
-/** A message as the policy saw and wrote it: what two episodes must agree on to share a prompt. */
-function messageKey(message: RecordMessage): string {
-  return canonicalJson(message as never);
+/** A record with what pairing compares, computed once: each message as the policy saw and wrote it, and the turns it meant. */
+interface Compared {
+  record: EpisodeRecord;
+  messages: string[];
+  meant: Set<number>;
 }
 
-function firstDifference(left: EpisodeRecord, right: EpisodeRecord): number {
+function compared(record: EpisodeRecord): Compared {
+  return { record, messages: record.messages.map((message: RecordMessage) => canonicalJson(message)), meant: new Set(trainedTurns(record)) };
+}
+
+function firstDifference(left: Compared, right: Compared): number {
   const shorter = Math.min(left.messages.length, right.messages.length);
-  for (let index = 0; index < shorter; index++) if (messageKey(left.messages[index]!) !== messageKey(right.messages[index]!)) return index;
+  for (let index = 0; index < shorter; index++) if (left.messages[index] !== right.messages[index]) return index;
   return shorter;
 }
 
 function sameCatalogBefore(left: EpisodeRecord, right: EpisodeRecord, index: number): boolean {
-  const updates = (record: EpisodeRecord) => canonicalJson(record.catalog_updates.filter((update) => update.before_message <= index) as never);
-  return canonicalJson(left.tools as never) === canonicalJson(right.tools as never) && updates(left) === updates(right);
+  const updates = (record: EpisodeRecord) => canonicalJson(record.catalog_updates.filter((update) => update.before_message <= index));
+  return canonicalJson(left.tools) === canonicalJson(right.tools) && updates(left) === updates(right);
 }
 
 export interface PreferenceSelection {
@@ -60,34 +66,36 @@ export interface PreferenceSelection {
 }
 
 export function preferencePairs(records: readonly EpisodeRecord[], tokenize: Tokenize): PreferenceSelection {
-  const groups = new Map<string, EpisodeRecord[]>();
+  const groups = new Map<string, Compared[]>();
   for (const record of records) {
     const { task, seed } = record.provenance.lineage;
     const key = `${task}\u0000${seed}`;
-    groups.set(key, [...(groups.get(key) ?? []), record]);
+    const group = groups.get(key) ?? [];
+    group.push(compared(record));
+    groups.set(key, group);
   }
   const lines: PreferenceLine[] = [];
   const byVariant: Record<string, number> = {};
   const seen = new Set<string>();
   for (const group of groups.values()) {
     for (const chosen of group) {
-      if (!chosen.result.task_completed) continue;
-      const meant = trainedTurns(chosen);
-      const assistantTurns = chosen.messages.flatMap((message, index) => (message.role === 'assistant' ? [index] : []));
-      if (meant.length !== assistantTurns.length) continue;
+      if (!chosen.record.result.task_completed) continue;
+      const assistantTurns = chosen.record.messages.filter((message) => message.role === 'assistant').length;
+      if (chosen.meant.size !== assistantTurns) continue;
       for (const rejected of group) {
         if (rejected === chosen) continue;
         const turn = firstDifference(chosen, rejected);
-        if (chosen.messages[turn]?.role !== 'assistant' || rejected.messages[turn]?.role !== 'assistant') continue;
-        const mistake = !trainedTurns(rejected).includes(turn);
-        if (!mistake && rejected.result.task_completed) continue;
-        if (!sameCatalogBefore(chosen, rejected, turn)) continue;
+        if (chosen.record.messages[turn]?.role !== 'assistant' || rejected.record.messages[turn]?.role !== 'assistant') continue;
+        const mistake = !rejected.meant.has(turn);
+        if (!mistake && rejected.record.result.task_completed) continue;
+        if (!sameCatalogBefore(chosen.record, rejected.record, turn)) continue;
         // Two completions often share the same correct turn: one pair per distinct (prompt, rejected turn).
-        const key = `${chosen.provenance.lineage.task}\u0000${chosen.provenance.lineage.seed}\u0000${turn}\u0000${messageKey(rejected.messages[turn]!)}`;
+        const { task, seed } = chosen.record.provenance.lineage;
+        const key = `${task}\u0000${seed}\u0000${turn}\u0000${rejected.messages[turn]}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        lines.push(preferenceLine(`${chosen.record_id}>${rejected.record_id}@${turn}`, chosen, rejected, turn, tokenize));
-        const variant = rejected.provenance.lineage.variant;
+        lines.push(preferenceLine(`${chosen.record.record_id}>${rejected.record.record_id}@${turn}`, chosen.record, rejected.record, turn, tokenize));
+        const variant = rejected.record.provenance.lineage.variant;
         byVariant[variant] = (byVariant[variant] ?? 0) + 1;
       }
     }
