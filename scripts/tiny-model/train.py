@@ -433,9 +433,13 @@ def main():
     total = recall["steps"] + windows["steps"] + steps
 
     def lr_at(step):
+        # The copying phase has its own constant rate: its plateau is left sooner at a rate the later phases would find too low.
+        if step < recall["steps"]:
+            return recall.get("lr", t["lr"]) * min(1.0, (step + 1) / t["warmup_steps"])
+        step -= recall["steps"]
         if step < t["warmup_steps"]:
             return t["lr"] * (step + 1) / t["warmup_steps"]
-        progress = (step - t["warmup_steps"]) / max(1, total - t["warmup_steps"])
+        progress = (step - t["warmup_steps"]) / max(1, total - recall["steps"] - t["warmup_steps"])
         return t["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
     curve = []
@@ -448,29 +452,28 @@ def main():
     specials = {to_compact[vocab["tokens"].index(text)] for text in ("<|im_start|>", EOS_TEXT)} | {U}
     plain_ids = np.array([c for c in range(U) if c not in specials])
 
-    def recall_sample(length, choices):
-        """Associative recall on random tokens: distinct keys each followed by a value, then one key again, and its value to write.
+    digit_ids = np.array([to_compact[vocab["tokens"].index(str(k))] for k in range(10)])
+    digit_ids = digit_ids[digit_ids < U]
 
-        Finding where a key was and copying what followed it is what a tool call does with an issue number or a topic
-        from the request; on random tokens nothing else predicts the value, so the model learns to look it up. Keys come
-        from half the alphabet and values from the other half, so each key occurs once before it is asked for."""
-        keys, values = choices[0::2], choices[1::2]
-        tokens = []
-        pairs = []
-        for key in rng.permutation(keys):
-            if len(tokens) >= length - 12:
-                break
-            value = rng.choice(values, size=int(rng.integers(1, 6)))
-            filler = rng.choice(values, size=int(rng.integers(0, 4)))
-            pairs.append((key, value))
-            tokens.extend([key, *value, *filler])
-        key, value = pairs[int(rng.integers(len(pairs)))]
-        start = len(tokens) + 1
-        tokens.extend([key, *value])
-        x = np.array(tokens[:-1], dtype=np.int64)
-        y = np.array(tokens[1:], dtype=np.int64)
+    def recall_sample(length):
+        """Copying on random tokens: a random span, filler, then the same span again, trained on the repeat.
+
+        A tool call copies an issue number or a login from the request or a result; a model learns that lookup (an
+        induction head: find where the current token was, write what followed it) only after a plateau, and only when
+        nothing but the earlier text predicts what comes next. Every repeated token is a target, so each sample teaches it
+        many times. Half the spans are mostly digits: with ten symbols one matching token is ambiguous, so the model must
+        match the run so far, as it must to copy 5368 from "#5368"."""
+        n = int(rng.integers(6, max(7, length // 2 - 8)))
+        if len(digit_ids) and rng.random() < 0.5:
+            span = np.where(rng.random(n) < 0.8, rng.choice(digit_ids, size=n), rng.choice(plain_ids, size=n))
+        else:
+            span = rng.choice(plain_ids, size=n)
+        before = rng.choice(plain_ids, size=int(rng.integers(0, 8)))
+        between = rng.choice(plain_ids, size=int(rng.integers(0, 8)))
+        tokens = np.concatenate([before, span, between, span]).astype(np.int64)
+        x, y = tokens[:-1], tokens[1:]
         mk = np.zeros(len(y), dtype=bool)
-        mk[start - 1:] = True
+        mk[len(tokens) - n:] = True  # from the repeat's second token: its first follows nothing that predicts it
         return x, y, mk
 
     order = []
@@ -479,9 +482,7 @@ def main():
         for group in opt.param_groups:
             group["lr"] = lr_at(step)
         if step < recall["steps"]:
-            # A small alphabet first: the lookup is found sooner when fewer tokens compete, and it carries over to all of them.
-            choices = plain_ids[: recall.get("alphabet", len(plain_ids))] if step < recall["steps"] // 2 else plain_ids
-            loss = batch_loss([recall_sample(recall["length"], choices) for _ in range(recall["batch"])], with_prefix=False)
+            loss = batch_loss([recall_sample(recall["length"]) for _ in range(recall["batch"])], with_prefix=False)
             phase = "recall"
         elif step - recall["steps"] < windows["steps"]:
             picks = rng.integers(len(tails) + len(odd_tails), size=windows["batch"])
@@ -489,6 +490,9 @@ def main():
             with_prefix = step - recall["steps"] >= windows["steps"] - windows.get("prefix_steps", 0)
             sample = lambda i: tails[i] if i < len(tails) else odd_tails[i - len(tails)]
             loss = batch_loss([window(sample(i), windows["width"]) for i in picks], with_prefix=with_prefix)
+            if recall.get("keep", 0):
+                # Copying samples ride along, so the lookup the first phase found is not unlearned before the tool calls use it.
+                loss = loss + batch_loss([recall_sample(recall["length"]) for _ in range(recall["keep"])], with_prefix=False)
             phase = "windows+prefix" if with_prefix else "windows"
         else:
             if len(order) < B:
