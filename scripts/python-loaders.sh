@@ -4,7 +4,8 @@
 # training stack examples/train uses to prove a tiny model learns from them
 # (TRL, transformers, accelerate, a CPU-only torch), gguf, which
 # scripts/tiny-model.sh writes llama.cpp model files with, and websockets, the
-# library OpenEnv's client speaks to `env serve`'s /ws with. Idempotent.
+# library OpenEnv's client speaks to `env serve`'s /ws with, and sentencepiece,
+# which llama.cpp's convert_hf_to_gguf.py imports (experiment --base). Idempotent.
 #
 # Indexes: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL, when set, are used for
 # everything (pip reads them itself). Otherwise the machine's local index
@@ -14,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.cache/python-loaders
-imports='import datasets, pyarrow, pandas, duckdb, trl, transformers, accelerate, torch, gguf, websockets'
+imports='import datasets, pyarrow, pandas, duckdb, trl, transformers, accelerate, torch, gguf, websockets, sentencepiece'
 # datasets >= 4.7 reads the card's Json() features (tool-call arguments and tool parameters as objects).
 recent='assert tuple(int(x) for x in datasets.__version__.split(".")[:2]) >= (4, 7), datasets.__version__'
 if "$venv/bin/python" -c "$imports; $recent" 2>/dev/null; then
@@ -47,7 +48,7 @@ if ! "${pip[@]}" "${torch_index[@]}" "$torch"; then
   echo "python loaders: pip could not install $torch from $where; $fix" >&2
   exit 1
 fi
-packages=(pyarrow "datasets>=4.7" pandas duckdb trl transformers accelerate gguf websockets)
+packages=(pyarrow "datasets>=4.7" pandas duckdb trl transformers accelerate gguf websockets sentencepiece)
 if ! "${pip[@]}" "${index[@]}" "${packages[@]}"; then
   echo "python loaders: pip could not install ${packages[*]} from $where; $fix" >&2
   exit 1

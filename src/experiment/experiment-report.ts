@@ -83,6 +83,7 @@ function pinRows(result: TrainEvalResult): string[][] {
   return [
     ['lane', result.lane.name, result.lane.sha256],
     ['factory version', result.factory_version, ''],
+    ['base', result.base === 'tiny' ? 'tiny (the recipe\'s shape, from scratch)' : result.base.dir, result.base === 'tiny' ? '' : result.base.sha256],
     ['recipe', result.recipe.name, result.recipe.sha256],
     ...Object.entries(result.data).map(([name, data]) => [`data ${name}`, `${data.path} (${data.records} records, ${data.completed} completed)`, data.sha256]),
     ...result.arms.flatMap((arm) => (arm.model ? [[`model ${arm.arm}`, arm.model.gguf, arm.model.digest]] : [])),
@@ -93,7 +94,8 @@ function pinRows(result: TrainEvalResult): string[][] {
 
 function subtitle(result: TrainEvalResult): string {
   const pairs = result.pair_seeds === null ? '' : ` · DPO pair seeds ${result.pair_seeds}`;
-  return `train seeds ${result.train_seeds} · eval seeds ${result.eval_seeds}${pairs} · recipe ${result.recipe.name}`;
+  const base = result.base === 'tiny' ? '' : ` · base ${result.base.dir}`;
+  return `train seeds ${result.train_seeds} · eval seeds ${result.eval_seeds}${pairs}${base} · recipe ${result.recipe.name}`;
 }
 
 const RATES_NOTE = 'Rates read successes/n · share [95% Wilson interval]. Calls are every call a policy tried, a malformed turn counting as one; exact calls are the ones the scripted solution of the same episode also made.';

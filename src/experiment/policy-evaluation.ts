@@ -3,7 +3,8 @@
 // port, for the length of the evaluation) plays them as the policy through the
 // ordinary `generate` path, so every episode is replayed and judged by the
 // hidden predicates and written as a verified record that pins the model's
-// digest; or the scripted solution plays them, as the reference.
+// digest; or a policy served elsewhere plays them (a model trained outside
+// the experiment); or the scripted solution plays them, as the reference.
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { FACTORY_VERSION } from '../core/package-paths.js';
 import { startEngine } from '../engine/engine-server.js';
 import { generateDataset, type EpisodeProgress, type GenerateSummary } from '../generation/generate-dataset.js';
 import type { Lane, SeedRange } from '../lanes/lane.js';
-import { preparePolicy } from '../selection/policy-selection.js';
+import { preparePolicy, type PreparedPolicy } from '../selection/policy-selection.js';
 import { EPISODES_FILE } from '../dataset/dataset-reader.js';
 
 export interface Evaluation {
@@ -31,6 +32,8 @@ export interface EvaluationJob {
   gguf?: string;
   /** The name the engine serves it as (the records' policy is `ollama:<name>`). */
   name?: string;
+  /** A policy served elsewhere, already checked (a model trained outside the experiment): plays instead of the scripted one. */
+  policy?: PreparedPolicy;
   onEpisode?: (progress: EpisodeProgress) => void;
 }
 
@@ -38,7 +41,10 @@ export interface EvaluationJob {
 export async function evaluatePolicy(job: EvaluationJob): Promise<Evaluation> {
   const records = join(job.dir, EPISODES_FILE);
   if (!job.gguf) {
-    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, tasks: job.tasks, formats: ['jsonl'], resume: true, onEpisode: job.onEpisode });
+    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, tasks: job.tasks, formats: ['jsonl'], ...(job.policy ? { policy: job.policy } : {}), resume: true, onEpisode: job.onEpisode });
+    if (job.policy && summary.infra_errors > 0) {
+      throw new FactoryError('model_unavailable', `${summary.infra_errors} evaluation episodes of ${job.policy.policy} were cut short by its server`, { fix: `read ${join(job.dir, 'rejected.jsonl')}, then rerun the experiment with the same --out: it resumes` });
+    }
     return { dir: job.dir, records, summary };
   }
   if (!existsSync(job.gguf)) throw new FactoryError('model_unavailable', `no model file at ${job.gguf}`, { fix: 'train it again: rerun the experiment with the same --out' });

@@ -5,21 +5,22 @@
 // (CPU torch, seeded, deterministic) that writes a GGUF llama.cpp serves, its
 // stats, its learning curve and, for training on top of it, its state.
 
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEnvironment } from '../core/child-environment.js';
 import { FactoryError } from '../core/errors.js';
 import { PACKAGE_ROOT } from '../core/package-paths.js';
 import { writeFileAtomically } from '../records/atomic-file.js';
 import { hashFile } from '../records/manifest.js';
+import { runPythonJob } from './python-job.js';
+import { readTrainingRun, type TrainingRun } from './training-run.js';
 
 export interface TinyVocab {
   vocab: string;
   template: string;
 }
 
-export const PYTHON_ENVIRONMENT = join(PACKAGE_ROOT, '.cache', 'python-loaders', 'bin', 'python');
 export const TINY_TRAINER = join(PACKAGE_ROOT, 'scripts', 'tiny-model', 'train.py');
 
 const fileSha256 = async (path: string) => (await hashFile(path)).sha256;
@@ -63,23 +64,17 @@ export interface TinyRecipe {
     lr: number;
     warmup_steps: number;
     weight_decay: number;
-    /** First, associative recall on random tokens (the lookup a call needs to copy a value), `batch` sequences of `length`. */
-    recall?: { steps: number; batch: number; length: number; alphabet?: number };
+    /**
+     * First, copying on random tokens (a span, filler, the span again; the lookup a call needs to copy a value), `batch`
+     * sequences of up to `length` at rate `lr` (default the recipe's); `keep` more of them ride along with every windows step.
+     */
+    recall?: { steps: number; batch: number; length: number; lr?: number; keep?: number };
     /** Then short samples: the request and one trained turn with the `width` tokens before it; the last `prefix_steps` attend to the system turn. */
     windows?: { steps: number; batch: number; width: number; prefix_steps?: number };
     /** The held-out loss every this many steps (0: only at the end). */
     heldout_every?: number;
     dpo?: { steps: number; beta: number; batch: number; lr: number };
   };
-}
-
-export interface TrainingRun {
-  gguf: string;
-  /** sha256 of the GGUF: the digest the engine reports and each evaluation record pins. */
-  digest: string;
-  stats: Record<string, unknown>;
-  curve: { step: number; phase: string; loss: number; heldout_loss?: number }[];
-  state: string;
 }
 
 export interface TrainingJob {
@@ -95,8 +90,6 @@ export interface TrainingJob {
 
 /** Runs the trainer into `dir` (written whole or not at all: a partial run leaves only `dir.partial`). */
 export async function trainTinyModel(job: TrainingJob): Promise<TrainingRun> {
-  const python = job.python ?? PYTHON_ENVIRONMENT;
-  if (!existsSync(python)) throw new FactoryError('model_unavailable', `no Python environment at ${python}`, { fix: 'run scripts/python-loaders.sh (CPU torch, transformers, gguf), or pass --python' });
   const { vocab, template } = await tinyVocab();
   const partial = `${job.dir}.partial`;
   rmSync(partial, { recursive: true, force: true });
@@ -106,45 +99,8 @@ export async function trainTinyModel(job: TrainingJob): Promise<TrainingRun> {
   const args = [TINY_TRAINER, config, job.corpus, vocab, template, join(partial, 'model.gguf'), join(partial, 'train.json'), `state-out=${join(partial, 'state.pt')}`, `curve=${join(partial, 'curve.jsonl')}`];
   if (job.stateIn) args.push(`state-in=${job.stateIn}`);
   if (job.preferences) args.push(`preferences=${job.preferences}`);
-  const log: string[] = [];
-  const status = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(python, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnvironment(process.env).env, PYTHONHASHSEED: '0' } });
-    let pending = '';
-    const take = (chunk: Buffer) => {
-      pending += chunk.toString('utf8');
-      const lines = pending.split('\n');
-      pending = lines.pop()!;
-      for (const line of lines) {
-        log.push(line);
-        if (log.length > 200) log.shift();
-        if (line.startsWith('tiny-model:')) job.onProgress?.(line);
-      }
-    };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
-  writeFileSync(join(partial, 'train.log'), log.join('\n') + '\n');
-  if (status !== 0) {
-    throw new FactoryError('training_failed', `the trainer exited with status ${status}: ${log.filter((line) => line.trim() !== '').slice(-3).join(' | ')}`, {
-      fix: `read ${join(partial, 'train.log')}; run scripts/python-loaders.sh if a Python module is missing`,
-    });
-  }
+  await runPythonJob({ args, python: job.python, logDir: partial, what: 'the trainer', progressPrefix: 'tiny-model:', onProgress: job.onProgress });
   rmSync(job.dir, { recursive: true, force: true });
   renameSync(partial, job.dir);
   return readTrainingRun(job.dir);
-}
-
-/** A finished training directory, read back. */
-export async function readTrainingRun(dir: string): Promise<TrainingRun> {
-  const gguf = join(dir, 'model.gguf');
-  const curveText = readFileSync(join(dir, 'curve.jsonl'), 'utf8');
-  return {
-    gguf,
-    digest: await fileSha256(gguf),
-    stats: JSON.parse(readFileSync(join(dir, 'train.json'), 'utf8')) as Record<string, unknown>,
-    curve: curveText.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as TrainingRun['curve'][number]),
-    state: join(dir, 'state.pt'),
-  };
 }

@@ -23,11 +23,14 @@ import { hashFile } from '../records/manifest.js';
 import type { EpisodeProgress } from '../generation/generate-dataset.js';
 import { deriveLane } from './experiment-lanes.js';
 import { comparePolicies, episodeKey, policyFigures, type PairedComparison, type PolicyFigures } from './evaluation-metrics.js';
+import { preparePolicy, type ModelOptions, type PolicySpec, type PreparedPolicy } from '../selection/policy-selection.js';
 import { evaluatePolicy } from './policy-evaluation.js';
 import { completedRecords, preferencePairs, readEpisodes, sftLines } from './training-data.js';
-import { readTrainingRun, tinyVocab, trainTinyModel, type TinyRecipe, type TrainingRun } from './tiny-training.js';
+import { readCheckpoint, trainCheckpoint, type Checkpoint, type CheckpointRecipe } from './checkpoint-training.js';
+import { tinyVocab, trainTinyModel, type TinyRecipe } from './tiny-training.js';
+import { readTrainingRun, type TrainingRun } from './training-run.js';
 import { openVocabTokenizer } from './vocab-tokenizer.js';
-import { TRAINING_RECIPES, type RecipeName } from './training-recipes.js';
+import { CHECKPOINT_RECIPES, TRAINING_RECIPES, type RecipeName } from './training-recipes.js';
 
 /** What each arm is: the base before training, SFT on the lane's records, SFT on clean records only, DPO on top of SFT. */
 export const ARMS = ['base', 'sft', 'sft-clean', 'dpo'] as const;
@@ -40,6 +43,11 @@ export const ARM_DESCRIPTIONS: Record<Arm, string> = {
   dpo: 'the SFT model, then DPO on step-aligned pairs',
 };
 
+/** An arm's description; from a checkpoint, the base is that checkpoint as given. */
+export function armDescription(arm: Arm, checkpoint: Checkpoint | null): string {
+  return arm === 'base' && checkpoint ? 'the checkpoint before training, as given' : ARM_DESCRIPTIONS[arm];
+}
+
 export interface TrainEvalOptions {
   lane: Lane;
   trainSeeds: SeedRange;
@@ -49,14 +57,23 @@ export interface TrainEvalOptions {
   /** Tasks kept out of training and evaluated on their own (default: none). */
   heldoutTasks?: string[];
   out: string;
+  /** The model the arms start from: `tiny` (trained from scratch here, the default) or a Hugging Face checkpoint directory. */
+  base?: string;
   recipe: RecipeName;
   arms: readonly Arm[];
   python?: string;
+  /**
+   * Policies served elsewhere (a model trained outside the experiment): each is checked against the evaluation lane
+   * (greedy, as the arms play) before any record is made, plays the same held-out episodes, gets its row, and is
+   * compared with base and sft. They are not part of the run's identity: a rerun may add one.
+   */
+  policies?: { spec: PolicySpec; options: ModelOptions }[];
   onProgress?: (message: string) => void;
 }
 
 export interface ArmResult {
-  arm: Arm;
+  /** An arm, or the label of a policy served elsewhere (`openai:<model>`). */
+  arm: Arm | string;
   description: string;
   model: { gguf: string; digest: string } | null;
   training: Record<string, unknown> | null;
@@ -80,7 +97,9 @@ export interface TrainEvalResult {
   train_seeds: string;
   eval_seeds: string;
   pair_seeds: string | null;
-  recipe: { name: RecipeName; sha256: string; config: TinyRecipe };
+  /** What the arms started from: the tiny model, or the checkpoint directory and its content's sha256. */
+  base: 'tiny' | Checkpoint;
+  recipe: { name: RecipeName; sha256: string; config: TinyRecipe | CheckpointRecipe };
   factory_version: string;
   data: Record<string, { path: string; records: number; completed: number; sha256: string }>;
   corpus: { sft_records: number; sft_lines: number; clean_records: number | null; preference_pairs: number | null; pairs_by_rejected_variant: Record<string, number> | null };
@@ -103,11 +122,15 @@ const NO_STEPS = { steps: 0, steps_without_prefix: 0, recall: { steps: 0, batch:
 
 const range = (seeds: SeedRange) => `${seeds.from}..${seeds.to}`;
 
+/** A policy label as a directory name: `openai:Qwen/Qwen2.5-7B` → `openai-Qwen-Qwen2.5-7B`. */
+const policyDirectory = (label: string) => label.replace(/[^A-Za-z0-9._-]+/g, '-');
+
 const fileSha256 = async (path: string) => (await hashFile(path)).sha256;
 
 /** The run's identity: a rerun into the same --out must match it, or it would mix two experiments' files. */
-function claimRun(options: TrainEvalOptions, recipe: TinyRecipe, pairSeeds: SeedRange | null): void {
+function claimRun(options: TrainEvalOptions, base: TrainEvalResult['base'], recipe: TinyRecipe | CheckpointRecipe, pairSeeds: SeedRange | null): void {
   const identity = {
+    base,
     lane: options.lane.name,
     lane_sha256: options.lane.sha256,
     train_seeds: range(options.trainSeeds),
@@ -122,7 +145,9 @@ function claimRun(options: TrainEvalOptions, recipe: TinyRecipe, pairSeeds: Seed
   const path = join(options.out, 'experiment.json');
   if (existsSync(path)) {
     const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-    const differs = Object.keys(identity).filter((key) => canonicalJson(before[key]) !== canonicalJson(identity[key as keyof typeof identity]));
+    // A run from before --base took a checkpoint started from the tiny model.
+    const earlier: Record<string, unknown> = { base: 'tiny', ...before };
+    const differs = Object.keys(identity).filter((key) => canonicalJson(earlier[key]) !== canonicalJson(identity[key as keyof typeof identity]));
     if (differs.length > 0) {
       throw new FactoryError('usage', `${options.out} holds another experiment (it differs in ${differs.join(', ')})`, {
         fix: 'pass a new --out, or delete that directory to start again',
@@ -142,7 +167,8 @@ function defaultPairSeeds(trainSeeds: SeedRange): SeedRange {
 export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEvalResult> {
   const out = resolve(options.out);
   const say = options.onProgress ?? (() => {});
-  const recipe = TRAINING_RECIPES[options.recipe];
+  const checkpoint = options.base === undefined || options.base === 'tiny' ? null : await readCheckpoint(options.base);
+  const recipe = checkpoint ? CHECKPOINT_RECIPES[options.recipe] : TRAINING_RECIPES[options.recipe];
   const arms = ARMS.filter((arm) => options.arms.includes(arm));
   if (arms.includes('dpo') && !arms.includes('sft')) throw new FactoryError('usage', '--arms dpo trains on top of sft', { fix: 'add sft to --arms' });
   const pairSeeds = arms.includes('dpo') ? (options.pairSeeds ?? defaultPairSeeds(options.trainSeeds)) : null;
@@ -152,11 +178,14 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   if (unknownTasks.length > 0) throw new FactoryError('usage', `--heldout-tasks: ${unknownTasks.join(', ')} is not a task of ${options.lane.name}`, { fix: `choose from ${laneTasks.join(', ')}` });
   const trainTasks = laneTasks.filter((task) => !heldoutTasks.includes(task));
   if (trainTasks.length === 0) throw new FactoryError('usage', `--heldout-tasks holds out every task of ${options.lane.name}: nothing is left to train on`, { fix: 'hold out fewer tasks' });
-  claimRun({ ...options, out }, recipe, pairSeeds);
+  claimRun({ ...options, out }, checkpoint ?? 'tiny', recipe, pairSeeds);
   await tinyVocab();
 
   const lanesDir = join(out, 'lanes');
   const evalLane = deriveLane(options.lane, 'eval', lanesDir);
+  // Outside models are checked now, with the evaluation's decoding: if a server or a model is missing, no stage runs.
+  const outside: PreparedPolicy[] = [];
+  for (const { spec, options: modelOptions } of options.policies ?? []) outside.push(await preparePolicy(evalLane, spec, modelOptions));
   const progress = (stage: string) => (episode: EpisodeProgress) => {
     if (episode.done === episode.total || episode.done % 50 === 0) say(`${stage}: ${episode.done}/${episode.total} episodes`);
   };
@@ -224,53 +253,81 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
   const trainArm = async (arm: Arm): Promise<TrainingRun> => {
     const dir = join(out, 'models', arm);
     if (existsSync(join(dir, 'train.json'))) return await readTrainingRun(dir);
-    say(`train ${arm}: ${ARM_DESCRIPTIONS[arm]}`);
-    const onProgress = (line: string) => say(`train ${arm}: ${line.replace(/^tiny-model: /, '')}`);
+    say(`train ${arm}: ${armDescription(arm, checkpoint)}`);
+    const onProgress = (line: string) => say(`train ${arm}: ${line.replace(/^(tiny-model|train-hf|convert): /, '')}`);
+    if (checkpoint) {
+      const job = { recipe: recipe as CheckpointRecipe, dir, corpus: join(corpusDir, arm === 'sft-clean' ? 'sft-clean.jsonl' : 'sft.jsonl'), python: options.python, onProgress };
+      if (arm === 'base') return trainCheckpoint({ ...job, from: checkpoint.dir, untrained: true });
+      if (arm === 'dpo') return trainCheckpoint({ ...job, from: runs.get('sft')!.state, preferences: join(corpusDir, 'preferences.jsonl') });
+      return trainCheckpoint({ ...job, from: checkpoint.dir });
+    }
+    const tiny = recipe as TinyRecipe;
     if (arm === 'base') {
       // The base is the same architecture and vocabulary with its initial weights: no step taken.
-      const untrained: TinyRecipe = { ...recipe, train: { ...recipe.train, ...NO_STEPS } };
+      const untrained: TinyRecipe = { ...tiny, train: { ...tiny.train, ...NO_STEPS } };
       return trainTinyModel({ recipe: untrained, corpus: join(corpusDir, 'sft.jsonl'), dir, python: options.python, onProgress });
     }
     if (arm === 'dpo') {
       const sft = runs.get('sft')!;
-      const onTop: TinyRecipe = { ...recipe, train: { ...recipe.train, ...NO_STEPS } };
+      const onTop: TinyRecipe = { ...tiny, train: { ...tiny.train, ...NO_STEPS } };
       return trainTinyModel({ recipe: onTop, corpus: join(corpusDir, 'sft.jsonl'), dir, stateIn: sft.state, preferences: join(corpusDir, 'preferences.jsonl'), python: options.python, onProgress });
     }
-    return trainTinyModel({ recipe, corpus: join(corpusDir, `${arm}.jsonl`), dir, python: options.python, onProgress });
+    return trainTinyModel({ recipe: tiny, corpus: join(corpusDir, `${arm}.jsonl`), dir, python: options.python, onProgress });
   };
   for (const arm of arms) runs.set(arm, await trainArm(arm));
 
   // 4. Evaluation: the held-out seeds, faults on, each model as the policy; then, if asked, the held-out tasks.
-  const armResult = async (arm: Arm | 'scripted', records: EpisodeRecord[], path: string, run: TrainingRun | null, references: ReadonlyMap<string, EpisodeRecord>): Promise<ArmResult> => ({
-    arm: arm as Arm,
-    description: arm === 'scripted' ? "the lane's scripted solution (the reference calls are its)" : ARM_DESCRIPTIONS[arm],
+  const describe = (arm: string) =>
+    arm === 'scripted' ? "the lane's scripted solution (the reference calls are its)" : (ARMS as readonly string[]).includes(arm) ? armDescription(arm as Arm, checkpoint) : 'a policy served outside the experiment';
+  const armResult = async (arm: string, records: EpisodeRecord[], path: string, run: TrainingRun | null, references: ReadonlyMap<string, EpisodeRecord>): Promise<ArmResult> => ({
+    arm,
+    description: describe(arm),
     model: run ? { gguf: relative(out, run.gguf), digest: run.digest } : null,
     training: run ? reportedStats(run.stats) : null,
     figures: policyFigures(records, references),
     records: { path: relative(out, path), sha256: await fileSha256(path) },
   });
   const evaluation = async (stage: string, tasks: string[], reference: EpisodeRecord[], referencePath: string): Promise<EvaluationResult> => {
-    const played = new Map<Arm, EpisodeRecord[]>();
+    const played = new Map<string, EpisodeRecord[]>();
     for (const arm of arms) {
       const dir = join(out, stage, arm);
       const done = join(dir, 'experiment-stage.json');
       if (!existsSync(done)) {
         say(`${stage} ${arm}: ${evalLane.name} seeds ${range(options.evalSeeds)}, tasks ${tasks.join(', ')}`);
-        await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir, gguf: runs.get(arm)!.gguf, name: `tiny-${arm}:latest`, onEpisode: progress(`${stage} ${arm}`) });
+        await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir, gguf: runs.get(arm)!.gguf, name: `${checkpoint ? 'checkpoint' : 'tiny'}-${arm}:latest`, onEpisode: progress(`${stage} ${arm}`) });
         writeFileAtomically(done, JSON.stringify({ stage: `${stage} ${arm}` }) + '\n');
       }
       played.set(arm, readEpisodes(join(dir, 'episodes.jsonl')));
     }
+    for (const policy of outside) {
+      const label = policy.policy!;
+      const dir = join(out, stage, 'policies', policyDirectory(label));
+      const done = join(dir, 'experiment-stage.json');
+      if (!existsSync(done)) {
+        say(`${stage} ${label}: ${evalLane.name} seeds ${range(options.evalSeeds)}, tasks ${tasks.join(', ')}`);
+        await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir, policy, onEpisode: progress(`${stage} ${label}`) });
+        writeFileAtomically(done, JSON.stringify({ stage: `${stage} ${label}` }) + '\n');
+      }
+      played.set(label, readEpisodes(join(dir, 'episodes.jsonl')));
+    }
     const references = new Map(reference.map((record) => [episodeKey(record), record]));
     const comparisons: PairedComparison[] = [];
-    const compare = (first: Arm, second: Arm) => {
+    const compare = (first: string, second: string) => {
       if (played.has(first) && played.has(second)) comparisons.push(comparePolicies(first, played.get(first)!, second, played.get(second)!));
     };
     compare('base', 'sft');
     compare('sft-clean', 'sft');
     compare('sft', 'dpo');
+    for (const policy of outside) {
+      compare('base', policy.policy!);
+      compare('sft', policy.policy!);
+    }
     const results: ArmResult[] = [];
     for (const arm of arms) results.push(await armResult(arm, played.get(arm)!, join(out, stage, arm, 'episodes.jsonl'), runs.get(arm)!, references));
+    for (const policy of outside) {
+      const label = policy.policy!;
+      results.push(await armResult(label, played.get(label)!, join(out, stage, 'policies', policyDirectory(label), 'episodes.jsonl'), null, references));
+    }
     return { tasks, scripted: await armResult('scripted', reference, referencePath, null, references), arms: results, comparisons };
   };
   const seedsEvaluation = await evaluation('eval', trainTasks, reference, join(out, data['eval-scripted']!.path));
@@ -286,6 +343,7 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     train_seeds: range(options.trainSeeds),
     eval_seeds: range(options.evalSeeds),
     pair_seeds: pairSeeds ? range(pairSeeds) : null,
+    base: checkpoint ?? 'tiny',
     recipe: { name: options.recipe, sha256: hashCanonical(recipe), config: recipe },
     factory_version: FACTORY_VERSION,
     data,

@@ -4,6 +4,7 @@
 // (docs/experiment.md says why this shape); `toy` proves the loop end to end
 // in seconds and learns next to nothing.
 
+import type { CheckpointRecipe } from './checkpoint-training.js';
 import type { TinyRecipe } from './tiny-training.js';
 
 export const RECIPE_NAMES = ['standard', 'toy'] as const;
@@ -39,10 +40,35 @@ export const TRAINING_RECIPES: Record<RecipeName, TinyRecipe> = {
       lr: 0.01,
       warmup_steps: 1,
       weight_decay: 0.01,
-      recall: { steps: 2, batch: 2, length: 32, alphabet: 16 },
+      recall: { steps: 2, batch: 2, length: 32, keep: 1 },
       windows: { steps: 2, batch: 2, width: 64, prefix_steps: 1 },
       heldout_every: 3,
       dpo: { steps: 2, beta: 0.1, batch: 2, lr: 0.001 },
     },
+  },
+};
+
+/**
+ * The same names for a real checkpoint (`--base <hf-dir>`), trained with TRL.
+ * `standard` is sized for a GPU and a 0.5B–7B Qwen2.5 checkpoint: one pass
+ * over about 1,300 completed episodes at 8 per step, the learning rate full
+ * fine-tuning of such a model usually takes; `toy` proves the path on CPU
+ * with a tiny checkpoint in seconds.
+ */
+export const CHECKPOINT_RECIPES: Record<RecipeName, CheckpointRecipe> = {
+  standard: {
+    seed: 36,
+    threads: 2,
+    max_length: 4096,
+    sft: { steps: 160, lr: 1e-5, batch: 1, accumulation: 8 },
+    dpo: { steps: 40, beta: 0.1, lr: 5e-7, batch: 1, accumulation: 8 },
+  },
+  toy: {
+    seed: 36,
+    threads: 1,
+    max_length: 4096,
+    sft: { steps: 2, lr: 1e-3, batch: 1 },
+    // Short pairs: two logits tensors of 151,936 per token for each side make long DPO steps slow on CPU.
+    dpo: { steps: 2, beta: 0.1, lr: 1e-4, batch: 1, max_length: 384 },
   },
 };

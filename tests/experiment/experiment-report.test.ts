@@ -56,6 +56,7 @@ function experiment(lane = 'tool-world-v1', curves: TrainEvalResult['curves'] = 
     train_seeds: '0..99',
     eval_seeds: '1000..1009',
     pair_seeds: null,
+    base: 'tiny',
     recipe: { name: 'toy', sha256: HASH, config: TRAINING_RECIPES.toy },
     factory_version: '0.0.0-test',
     data: { train: { path: 'out/data/train/episodes.jsonl', records: 100, completed: 90, sha256: HASH } },

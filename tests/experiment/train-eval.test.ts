@@ -7,12 +7,14 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import type { EpisodeRecord } from '../../src/records/episode-record.js';
 import type { TrainEvalResult } from '../../src/experiment/train-eval.js';
-import { TRAINING_RECIPES } from '../../src/experiment/training-recipes.js';
+import { CHECKPOINT_RECIPES, TRAINING_RECIPES } from '../../src/experiment/training-recipes.js';
+import { startEngine } from '../../src/engine/engine-server.js';
 import { pythonEnvironment, REPO_ROOT, runCliWithin, temporaryDirectory, type TimedCliResult } from '../helpers.js';
 
 // Measured about 3.5 minutes on a busy 2-core machine; the limit leaves room for a loaded CI runner.
@@ -25,9 +27,12 @@ const records = (path: string): EpisodeRecord[] =>
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as EpisodeRecord);
 
+// The toy run's directory: the checkpoint run below starts from its records and corpus.
+const TOY_OUT = join(temporaryDirectory('ef-experiment-'), 'run');
+
 describe('experiment train-eval (toy recipe)', () => {
-  const dir = temporaryDirectory('ef-experiment-');
-  const out = join(dir, 'run');
+  const out = TOY_OUT;
+  const dir = join(out, '..');
   const args = ['experiment', 'train-eval', 'tool-world-faults-v1', '--train-seeds', '0..3', '--eval-seeds', '1000..1000', '--heldout-tasks', 'relabel-issue', '--recipe', 'toy', '--out', out];
   let first: TimedCliResult;
   let result: TrainEvalResult;
@@ -145,6 +150,41 @@ describe('experiment train-eval (toy recipe)', () => {
     assert.ok(readFileSync(join(out, 'report.json')).equals(before), 'the same report, byte for byte');
   });
 
+  it('adds a policy served elsewhere to the same run: its row, its records, and its paired tests with base and sft', async () => {
+    // The "outside" model is the sft arm's own GGUF served by a separate engine, so greedy play must match the sft arm's.
+    const engine = await startEngine({ modelPath: join(out, 'models', 'sft', 'model.gguf'), name: 'outside-sft:latest', host: '127.0.0.1', port: 0, version: 'test-engine' });
+    let again: TimedCliResult;
+    try {
+      again = await runCliWithin(RUN_LIMIT_MS, REPO_ROOT, ...args, '--python', pythonEnvironment(), '--policy', 'ollama:outside-sft:latest', '--ollama-host', engine.url);
+    } finally {
+      await engine.close();
+    }
+    assert.equal(again.status, 0, again.stderr.slice(-3000));
+    assert.doesNotMatch(again.stderr, /train sft:|records train:/, 'nothing is generated or trained again');
+    const withOutside = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as TrainEvalResult;
+    const row = withOutside.arms.find((arm) => arm.arm === 'ollama:outside-sft:latest')!;
+    assert.ok(row, `a row for the outside policy among ${withOutside.arms.map((arm) => arm.arm).join(', ')}`);
+    assert.equal(row.description, 'a policy served outside the experiment');
+    assert.equal(row.model, null);
+    const played = records(join(out, row.records.path));
+    assert.equal(played.length, 4);
+    assert.equal(row.records.sha256, sha256(join(out, row.records.path)));
+    assert.equal(row.figures.completed.successes, played.filter((record) => record.result.task_completed).length);
+    const sft = records(join(out, result.arms.find((arm) => arm.arm === 'sft')!.records.path));
+    const sftDigest = result.arms.find((arm) => arm.arm === 'sft')!.model!.digest;
+    for (const record of played) {
+      const policy = record.provenance.actors.find((actor) => actor.role === 'policy') as { digest?: string } | undefined;
+      assert.equal(policy?.digest, sftDigest, 'the server reported the weights it played with');
+      const twin = sft.find((other) => other.provenance.lineage.task === record.provenance.lineage.task && other.provenance.lineage.seed === record.provenance.lineage.seed)!;
+      assert.deepEqual(record.messages, twin.messages, `${record.record_id} played as the sft arm did`);
+    }
+    const pairs = withOutside.comparisons.map((comparison) => `${comparison.second} vs ${comparison.first}`);
+    assert.deepEqual(pairs.slice(3), ['ollama:outside-sft:latest vs base', 'ollama:outside-sft:latest vs sft']);
+    assert.equal(withOutside.comparisons[4]!.difference, 0);
+    assert.equal(withOutside.heldout_tasks!.arms.at(-1)!.arm, 'ollama:outside-sft:latest', 'the held-out task too');
+    assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /^\| ollama:outside-sft:latest \| a policy served outside the experiment \|/m);
+  });
+
   it('refuses another experiment in the same directory, and evaluation seeds that were trained on', async () => {
     const other = await runCliWithin(RUN_LIMIT_MS, REPO_ROOT, ...args.slice(0, -2), '--out', out, '--eval-seeds', '1001..1001');
     assert.equal(other.status, 2);
@@ -158,5 +198,62 @@ describe('experiment train-eval (toy recipe)', () => {
     const replay = await runCliWithin(RUN_LIMIT_MS, out, 'replay', join('eval', 'sft'));
     assert.equal(replay.status, 0, replay.stderr);
     assert.match(replay.stdout, /4 records, 4 verified, 0 failed/);
+  });
+});
+
+// The same loop from a real Hugging Face checkpoint: a tiny random Qwen2 with Qwen2's real tokenizer, built here
+// (nothing can be downloaded), trained by TRL and converted by llama.cpp's own convert_hf_to_gguf.py. The records
+// and the corpus are the toy run's above, copied: they do not depend on the base, and the stages resume from them.
+describe('experiment train-eval --base <hf-dir> (toy recipe)', () => {
+  const dir = temporaryDirectory('ef-experiment-checkpoint-');
+  const checkpoint = join(dir, 'checkpoint');
+  const out = join(dir, 'run');
+  let run: TimedCliResult;
+  let result: TrainEvalResult;
+
+  before(async () => {
+    const python = pythonEnvironment();
+    for (const part of ['data', 'corpus', 'lanes']) cpSync(join(TOY_OUT, part), join(out, part), { recursive: true });
+    execFileSync(python, [join(REPO_ROOT, 'scripts', 'experiment', 'tiny_hf_checkpoint.py'), checkpoint], { stdio: ['ignore', 'ignore', 'inherit'] });
+    run = await runCliWithin(RUN_LIMIT_MS, REPO_ROOT, 'experiment', 'train-eval', 'tool-world-faults-v1', '--train-seeds', '0..3', '--eval-seeds', '1000..1000', '--heldout-tasks', 'relabel-issue', '--recipe', 'toy', '--arms', 'base,sft,dpo', '--base', checkpoint, '--out', out, '--python', python);
+    assert.equal(run.status, 0, `exit ${run.status}; stderr ends:\n${run.stderr.slice(-3000)}`);
+    result = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as TrainEvalResult;
+  });
+
+  it('trains the checkpoint with TRL, converts each arm to a GGUF, and evaluates each through the engine', () => {
+    assert.doesNotMatch(run.stderr, /records train:/, "the copied records were reused, not generated again");
+    assert.equal(typeof result.base, 'object');
+    const base = result.base as { dir: string; sha256: string };
+    assert.equal(base.dir, checkpoint);
+    assert.match(base.sha256, /^[0-9a-f]{64}$/);
+    assert.ok(readFileSync(join(out, 'report.md'), 'utf8').includes(`- base: ${checkpoint} · sha256 ${base.sha256}`), 'the report pins the checkpoint');
+    assert.deepEqual(result.arms.map((arm) => arm.arm), ['base', 'sft', 'dpo']);
+    assert.equal(result.arms[0]!.description, 'the checkpoint before training, as given');
+    for (const arm of result.arms) {
+      assert.equal(arm.model!.digest, sha256(join(out, arm.model!.gguf)), `${arm.arm}: the pinned digest is the GGUF's`);
+      assert.equal(readFileSync(join(out, arm.model!.gguf)).subarray(0, 4).toString('latin1'), 'GGUF');
+      const played = records(join(out, arm.records.path));
+      assert.equal(played.length, 4);
+      for (const record of played) {
+        const policy = record.provenance.actors.find((actor) => actor.role === 'policy') as { digest?: string } | undefined;
+        assert.equal(policy?.digest, arm.model!.digest, `${record.record_id} pins the weights that played it`);
+        assert.equal(record.result.verified_by, 'replay');
+      }
+      assert.equal(arm.figures.completed.successes, played.filter((record) => record.result.task_completed).length);
+    }
+    assert.equal(new Set(result.arms.map((arm) => arm.model!.digest)).size, 3, 'three arms, three different models');
+    const toy = CHECKPOINT_RECIPES.toy;
+    assert.deepEqual(result.curves.sft!.map((point) => point.phase), Array(toy.sft.steps).fill('sft'));
+    assert.deepEqual(result.curves.dpo!.map((point) => point.phase), Array(toy.dpo.steps).fill('dpo'));
+    assert.ok(result.curves.sft!.every((point) => Number.isFinite(point.loss)));
+    assert.ok(existsSync(join(out, 'models', 'sft', 'hf', 'config.json')), 'the trained checkpoint is kept beside its GGUF');
+    assert.equal((result.arms[2]!.training as { preferences: { pairs: number } }).preferences.pairs, result.corpus.preference_pairs);
+    assert.ok(Number.isFinite((result.arms[1]!.training as { heldout_loss: number }).heldout_loss));
+  });
+
+  it('refuses a directory that is not a checkpoint, naming what is missing', async () => {
+    const refused = await runCliWithin(RUN_LIMIT_MS, REPO_ROOT, 'experiment', 'train-eval', 'tool-world-faults-v1', '--train-seeds', '0..3', '--eval-seeds', '1000..1000', '--base', dir, '--out', join(dir, 'refused'));
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /--base .*: no config\.json there.*fix: pass a Hugging Face checkpoint directory/s);
   });
 });
