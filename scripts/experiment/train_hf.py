@@ -205,11 +205,13 @@ def main():
             for line in heldout:
                 ids = torch.tensor([line["ids"][: config["max_length"]]], device=device)
                 labels = torch.tensor([labels_of(line)[: config["max_length"]]], device=device)
-                logits = model(input_ids=ids).logits[0, :-1].float()
                 target = labels[0, 1:]
                 keep = target != -100
                 if keep.any():
-                    total += torch.nn.functional.cross_entropy(logits[keep], target[keep], reduction="sum").item()
+                    # Logits only where a token is trained: the whole line's would be 150k floats per token.
+                    hidden = model.base_model(input_ids=ids).last_hidden_state[0, :-1]
+                    logits = model.get_output_embeddings()(hidden[keep]).float()
+                    total += torch.nn.functional.cross_entropy(logits, target[keep], reduction="sum").item()
                     count += int(keep.sum())
         stats["heldout_loss"] = round(total / count, 5) if count else None
     losses = [point["loss"] for point in curve]

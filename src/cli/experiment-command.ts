@@ -36,36 +36,36 @@ export function registerExperiment(program: Command, streams: Streams, setExit: 
   const experiment = program.command('experiment').summary('experiments on what the data teaches a model').description('Experiments that train a model on the factory\'s records and measure what it learned with the same hidden checks.');
   addModelServerFlags(
     experiment
-    .command('train-eval')
-    .summary('train the tiny model on a lane, evaluate it on held-out seeds, compare with the base')
-    .description(
-      "Generates the lane's records for --train-seeds (scripted, verified) and trains a tiny qwen2 model on the completed " +
-        'ones (CPU torch through the project\'s Python environment, scripts/python-loaders.sh), or, with --base <dir>, a ' +
-        'Hugging Face checkpoint with TRL (converted to GGUF by llama.cpp\'s converter). Arms: base (the model ' +
-        'before training), sft (all variants, faults on), sft-clean (as many records with no faults, clean variant only: the ' +
-        'ablation), dpo (sft, then DPO on step-aligned pairs from every variant played side by side). Each model is served ' +
-        'through the engine (llama.cpp) and plays --eval-seeds with faults on; every episode is replayed and judged. ' +
-        'Writes report.json, report.md and report.html under --out: tasks completed (Wilson 95%), well-formed and exact ' +
-        'calls, completion after each fault kind, and paired exact McNemar tests (sft vs base, sft vs sft-clean, dpo vs sft); ' +
-        'with --heldout-tasks, the same for tasks no arm trained on; with --policy, a model served elsewhere plays too and is ' +
-        'compared with base and sft. ' +
-        'Every stage lands whole in its own directory: rerun the same command to resume an interrupted run.',
-    )
-    .argument('<lane>', 'a lane name or path')
-    .requiredOption('--train-seeds <A..B>', 'seeds of the training records')
-    .requiredOption('--eval-seeds <A..B>', 'held-out seeds the models are evaluated on (must not overlap the training seeds)')
-    .option('--pair-seeds <A..B>', 'seeds whose every-variant episodes give the DPO pairs (default: the first quarter of --train-seeds, at most 100)')
-    .option('--heldout-tasks <ids>', 'comma-separated tasks kept out of training and evaluated on their own, on the same seeds')
-    .option('--base <model>', 'the model to start from: tiny (a qwen2 of the recipe\'s shape, trained from scratch here), or a Hugging Face checkpoint directory with Qwen2\'s vocabulary (Qwen2, Qwen2.5), trained with TRL (on a GPU when one is found) and converted with llama.cpp\'s convert_hf_to_gguf.py', 'tiny')
-    .option('--out <dir>', 'where the run is written (default: runs/<lane>)')
-    .option('--recipe <name>', `the tiny model's shape and schedule, or a checkpoint's TRL settings: ${RECIPE_NAMES.join(' or ')}`, 'standard')
-    .option('--arms <list>', `comma-separated, from ${ARMS.join(', ')}`, ARMS.join(','))
-    .option('--python <path>', 'the Python with torch, transformers and gguf (default: .cache/python-loaders/bin/python)')
-    .option(
-      '--policy <policies...>',
-      'also evaluate these policies on the same held-out episodes, e.g. a model you trained elsewhere and serve with vLLM: ' +
-        'openai:<model> (with --base-url) or ollama:<model>; each gets its row and is compared with base and sft (checked before anything runs)',
-    ),
+      .command('train-eval')
+      .summary('train a model (the tiny one, or a checkpoint) on a lane, evaluate it on held-out seeds, compare with the base')
+      .description(
+        "Generates the lane's records for --train-seeds (scripted, verified) and trains a tiny qwen2 model on the completed " +
+          'ones (CPU torch through the project\'s Python environment, scripts/python-loaders.sh), or, with --base <dir>, a ' +
+          'Hugging Face checkpoint with TRL (converted to GGUF by llama.cpp\'s converter). Arms: base (the model ' +
+          'before training), sft (all variants, faults on), sft-clean (as many records with no faults, clean variant only: the ' +
+          'ablation), dpo (sft, then DPO on step-aligned pairs from every variant played side by side). Each model is served ' +
+          'through the engine (llama.cpp) and plays --eval-seeds with faults on; every episode is replayed and judged. ' +
+          'Writes report.json, report.md and report.html under --out: tasks completed (Wilson 95%), well-formed and exact ' +
+          'calls, completion after each fault kind, and paired exact McNemar tests (sft vs base, sft vs sft-clean, dpo vs sft); ' +
+          'with --heldout-tasks, the same for tasks no arm trained on; with --policy, a model served elsewhere plays too and is ' +
+          'compared with base and sft. ' +
+          'Every stage lands whole in its own directory: rerun the same command to resume an interrupted run.',
+      )
+      .argument('<lane>', 'a lane name or path')
+      .requiredOption('--train-seeds <A..B>', 'seeds of the training records')
+      .requiredOption('--eval-seeds <A..B>', 'held-out seeds the models are evaluated on (must not overlap the training seeds)')
+      .option('--pair-seeds <A..B>', 'seeds whose every-variant episodes give the DPO pairs (default: the first quarter of --train-seeds, at most 100)')
+      .option('--heldout-tasks <ids>', 'comma-separated tasks kept out of training and evaluated on their own, on the same seeds')
+      .option('--base <model>', 'the model to start from: tiny (a qwen2 of the recipe\'s shape, trained from scratch here), or a Hugging Face checkpoint directory with Qwen2\'s vocabulary (Qwen2, Qwen2.5), trained with TRL (on a GPU when one is found) and converted with llama.cpp\'s convert_hf_to_gguf.py', 'tiny')
+      .option('--out <dir>', 'where the run is written (default: runs/<lane>)')
+      .option('--recipe <name>', `the tiny model's shape and schedule, or a checkpoint's TRL settings: ${RECIPE_NAMES.join(' or ')}`, 'standard')
+      .option('--arms <list>', `comma-separated, from ${ARMS.join(', ')}`, ARMS.join(','))
+      .option('--python <path>', 'the Python with torch, transformers and gguf (default: .cache/python-loaders/bin/python)')
+      .option(
+        '--policy <policies...>',
+        'also evaluate these policies on the same held-out episodes, e.g. a model you trained elsewhere and serve with vLLM: ' +
+          'openai:<model> (with --base-url) or ollama:<model>; each gets its row and is compared with base and sft (checked before anything runs)',
+      ),
   )
     .option('--quiet', 'no progress lines on stderr')
     .option('--json', 'print the result (report.json) on stdout')

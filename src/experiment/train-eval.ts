@@ -2,13 +2,14 @@
 // the factory's records does the tasks better. From one lane it generates the
 // training records (and, for the ablation, the same tasks with no faults and
 // only the clean variant; for DPO, every variant side by side), tokenizes the
-// completed ones, trains the tiny model on each arm, serves each model through
-// the engine, plays the held-out seeds with faults on (every episode replayed
-// and judged), and writes the figures, the paired comparisons and the pins.
-// Every stage lands in its own directory under --out, written whole or not at
-// all, so a run stopped anywhere resumes where it stopped; the run's identity
-// (lane, seeds, base, recipe, arms) is kept in experiment.json, and a rerun
-// into the same --out with different inputs is refused.
+// completed ones, trains each arm (the tiny model from scratch, or a Hugging
+// Face checkpoint with TRL), serves each model through the engine, plays the
+// held-out seeds with faults on (every episode replayed and judged), beside
+// any policy served elsewhere, and writes the figures, the paired comparisons
+// and the pins. Every stage lands in its own directory under --out, written
+// whole or not at all, so a run stopped anywhere resumes where it stopped; the
+// run's identity (lane, seeds, base, recipe, arms) is kept in experiment.json,
+// and a rerun into the same --out with different inputs is refused.
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -145,7 +146,7 @@ function claimRun(options: TrainEvalOptions, base: TrainEvalResult['base'], reci
   const path = join(options.out, 'experiment.json');
   if (existsSync(path)) {
     const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-    // A run from before --base took a checkpoint started from the tiny model.
+    // A run written before --base existed started from the tiny model.
     const earlier: Record<string, unknown> = { base: 'tiny', ...before };
     const differs = Object.keys(identity).filter((key) => canonicalJson(earlier[key]) !== canonicalJson(identity[key as keyof typeof identity]));
     if (differs.length > 0) {
