@@ -77,9 +77,8 @@ def main():
     if not gpu and config.get("threads"):
         torch.set_num_threads(config["threads"])
 
-    for name in ("config.json",):
-        if not os.path.exists(os.path.join(base_dir, name)):
-            fail(f"{base_dir} has no {name}: --base takes a Hugging Face checkpoint directory (config.json, weights, tokenizer)")
+    if not os.path.exists(os.path.join(base_dir, "config.json")):
+        fail(f"{base_dir} has no config.json: --base takes a Hugging Face checkpoint directory (config.json, weights, tokenizer)")
     try:
         tokenizer = AutoTokenizer.from_pretrained(base_dir)
         model = AutoModelForCausalLM.from_pretrained(base_dir, torch_dtype=torch.bfloat16 if gpu else torch.float32)

@@ -39,23 +39,19 @@ export interface EvaluationJob {
 
 /** Plays the episodes into `dir`; an interrupted evaluation resumes from its sealed parts. */
 export async function evaluatePolicy(job: EvaluationJob): Promise<Evaluation> {
-  const records = join(job.dir, EPISODES_FILE);
-  if (!job.gguf) {
-    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, tasks: job.tasks, formats: ['jsonl'], ...(job.policy ? { policy: job.policy } : {}), resume: true, onEpisode: job.onEpisode });
-    if (job.policy && summary.infra_errors > 0) {
-      throw new FactoryError('model_unavailable', `${summary.infra_errors} evaluation episodes of ${job.policy.policy} were cut short by its server`, { fix: `read ${join(job.dir, 'rejected.jsonl')}, then rerun the experiment with the same --out: it resumes` });
+  const play = async (policy: PreparedPolicy | undefined, server: string): Promise<Evaluation> => {
+    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, tasks: job.tasks, formats: ['jsonl'], ...(policy ? { policy } : {}), resume: true, onEpisode: job.onEpisode });
+    if (policy && summary.infra_errors > 0) {
+      throw new FactoryError('model_unavailable', `${summary.infra_errors} evaluation episodes of ${policy.policy} were cut short by ${server}`, { fix: `read ${join(job.dir, 'rejected.jsonl')}, then rerun the experiment with the same --out: it resumes` });
     }
-    return { dir: job.dir, records, summary };
-  }
+    return { dir: job.dir, records: join(job.dir, EPISODES_FILE), summary };
+  };
+  if (!job.gguf) return play(job.policy, 'its server');
   if (!existsSync(job.gguf)) throw new FactoryError('model_unavailable', `no model file at ${job.gguf}`, { fix: 'train it again: rerun the experiment with the same --out' });
   const engine = await startEngine({ modelPath: job.gguf, ...(job.name ? { name: job.name } : {}), host: '127.0.0.1', port: 0, version: `episode-factory-engine ${FACTORY_VERSION}` });
   try {
     const policy = await preparePolicy(job.lane, { kind: 'model', model: { provider: 'ollama', model: engine.served.name } }, { host: engine.url, mode: 'native' });
-    const summary = await generateDataset({ lane: job.lane, outDir: job.dir, seeds: job.seeds, tasks: job.tasks, formats: ['jsonl'], policy, resume: true, onEpisode: job.onEpisode });
-    if (summary.infra_errors > 0) {
-      throw new FactoryError('model_unavailable', `${summary.infra_errors} evaluation episodes of ${job.gguf} were cut short by the engine`, { fix: `read ${join(job.dir, 'rejected.jsonl')}, then rerun the experiment with the same --out: it resumes` });
-    }
-    return { dir: job.dir, records, summary };
+    return await play(policy, `the engine serving ${job.gguf}`);
   } finally {
     await engine.close();
   }

@@ -289,27 +289,20 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
     records: { path: relative(out, path), sha256: await fileSha256(path) },
   });
   const evaluation = async (stage: string, tasks: string[], reference: EpisodeRecord[], referencePath: string): Promise<EvaluationResult> => {
+    // Each arm served from its GGUF, then each outside policy: one directory each, sealed by a stage marker.
+    const players = [
+      ...arms.map((arm) => ({ name: arm as string, dir: join(out, stage, arm), run: runs.get(arm)!, play: { gguf: runs.get(arm)!.gguf, name: `${checkpoint ? 'checkpoint' : 'tiny'}-${arm}:latest` } })),
+      ...outside.map((policy) => ({ name: policy.policy!, dir: join(out, stage, 'policies', policyDirectory(policy.policy!)), run: null, play: { policy } })),
+    ];
     const played = new Map<string, EpisodeRecord[]>();
-    for (const arm of arms) {
-      const dir = join(out, stage, arm);
-      const done = join(dir, 'experiment-stage.json');
+    for (const player of players) {
+      const done = join(player.dir, 'experiment-stage.json');
       if (!existsSync(done)) {
-        say(`${stage} ${arm}: ${evalLane.name} seeds ${range(options.evalSeeds)}, tasks ${tasks.join(', ')}`);
-        await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir, gguf: runs.get(arm)!.gguf, name: `${checkpoint ? 'checkpoint' : 'tiny'}-${arm}:latest`, onEpisode: progress(`${stage} ${arm}`) });
-        writeFileAtomically(done, JSON.stringify({ stage: `${stage} ${arm}` }) + '\n');
+        say(`${stage} ${player.name}: ${evalLane.name} seeds ${range(options.evalSeeds)}, tasks ${tasks.join(', ')}`);
+        await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir: player.dir, ...player.play, onEpisode: progress(`${stage} ${player.name}`) });
+        writeFileAtomically(done, JSON.stringify({ stage: `${stage} ${player.name}` }) + '\n');
       }
-      played.set(arm, readEpisodes(join(dir, 'episodes.jsonl')));
-    }
-    for (const policy of outside) {
-      const label = policy.policy!;
-      const dir = join(out, stage, 'policies', policyDirectory(label));
-      const done = join(dir, 'experiment-stage.json');
-      if (!existsSync(done)) {
-        say(`${stage} ${label}: ${evalLane.name} seeds ${range(options.evalSeeds)}, tasks ${tasks.join(', ')}`);
-        await evaluatePolicy({ lane: evalLane, seeds: options.evalSeeds, tasks, dir, policy, onEpisode: progress(`${stage} ${label}`) });
-        writeFileAtomically(done, JSON.stringify({ stage: `${stage} ${label}` }) + '\n');
-      }
-      played.set(label, readEpisodes(join(dir, 'episodes.jsonl')));
+      played.set(player.name, readEpisodes(join(player.dir, 'episodes.jsonl')));
     }
     const references = new Map(reference.map((record) => [episodeKey(record), record]));
     const comparisons: PairedComparison[] = [];
@@ -324,11 +317,7 @@ export async function runTrainEval(options: TrainEvalOptions): Promise<TrainEval
       compare('sft', policy.policy!);
     }
     const results: ArmResult[] = [];
-    for (const arm of arms) results.push(await armResult(arm, played.get(arm)!, join(out, stage, arm, 'episodes.jsonl'), runs.get(arm)!, references));
-    for (const policy of outside) {
-      const label = policy.policy!;
-      results.push(await armResult(label, played.get(label)!, join(out, stage, 'policies', policyDirectory(label), 'episodes.jsonl'), null, references));
-    }
+    for (const player of players) results.push(await armResult(player.name, played.get(player.name)!, join(player.dir, 'episodes.jsonl'), player.run, references));
     return { tasks, scripted: await armResult('scripted', reference, referencePath, null, references), arms: results, comparisons };
   };
   const seedsEvaluation = await evaluation('eval', trainTasks, reference, join(out, data['eval-scripted']!.path));
